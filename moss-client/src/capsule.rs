@@ -1,0 +1,389 @@
+//! Capsule wire types: the requests and responses of the `capsule_*` operations.
+//!
+//! Requests reject unknown fields, so a misspelt argument is an `INVALID_REQUEST` naming it
+//! instead of a silently ignored option. Doc comments here are the descriptions MCP clients see.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ErrorCode;
+
+#[cfg(feature = "schema")]
+use schemars::JsonSchema;
+
+/// Metadata an agent can paste into a task to point back at a capsule.
+///
+/// Named capsules are referenced by workspace and name; unnamed ones by id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct FetchKey {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moss_capsule: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moss_workspace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moss_id: Option<String>,
+}
+
+/// How `capsule_store` treats an active capsule that already holds the name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum StoreMode {
+    /// Fail with 409 NAME_ALREADY_EXISTS (default).
+    #[default]
+    Error,
+    /// Overwrite the active capsule in place, keeping its id; create it if none is active.
+    Replace,
+}
+
+/// A reference to one capsule: `id`, or `workspace` + `name`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CapsuleRef {
+    /// Capsule id (ULID). Give either this or `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Workspace of the named capsule (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Capsule name, unique within its workspace. Give either this or `id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl CapsuleRef {
+    pub fn by_id(id: impl Into<String>) -> Self {
+        CapsuleRef {
+            id: Some(id.into()),
+            ..Default::default()
+        }
+    }
+
+    pub fn by_name(workspace: impl Into<String>, name: impl Into<String>) -> Self {
+        CapsuleRef {
+            id: None,
+            workspace: Some(workspace.into()),
+            name: Some(name.into()),
+        }
+    }
+}
+
+/// Arguments of `capsule_store`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StoreRequest {
+    /// The capsule: markdown (or JSON) with the sections Objective, Current status, Decisions,
+    /// Next actions, Key locations and Open questions. At most `capsule_max_chars` (12000 by
+    /// default) characters.
+    pub capsule_text: String,
+    /// Workspace (namespace); default "default". Matched case- and space-insensitively.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Stable handle, unique among active capsules of the workspace. Omit for an id-only capsule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Display title; default: the name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Tags, e.g. ["auth", "sessions"].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    /// Who wrote it, e.g. "claude-code" or "codex".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Orchestration run this capsule belongs to, e.g. "pr-review-abc123".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Workflow phase, e.g. "design".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Agent role, e.g. "design-intent".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// "error" (default): fail if the name is taken. "replace": overwrite, keeping the id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<StoreMode>,
+    /// Skip the required-sections check (escape hatch). Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_thin: Option<bool>,
+}
+
+/// What a write answers: the capsule's id and its fetch key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapsuleHandle {
+    pub id: String,
+    pub fetch_key: FetchKey,
+}
+
+/// Arguments of `capsule_fetch`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct FetchRequest {
+    /// Capsule id. Give either this or `workspace` + `name`, not both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Workspace of the named capsule (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Capsule name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Also return a soft-deleted capsule. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_deleted: Option<bool>,
+    /// Return `capsule_text`. Default true; false is a cheap peek at the summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_text: Option<bool>,
+}
+
+/// A capsule as returned by fetch, latest and the browse operations.
+///
+/// `capsule_text` is present only where the operation returns text; summaries never carry it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capsule {
+    pub id: String,
+    pub workspace: String,
+    pub workspace_norm: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_norm: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capsule_text: Option<String>,
+    pub capsule_chars: i64,
+    pub tokens_estimate: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<i64>,
+    pub fetch_key: FetchKey,
+}
+
+/// Arguments of `capsule_fetch_many`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct FetchManyRequest {
+    /// 1 to 50 references, each `{"id"}` or `{"workspace","name"}`.
+    pub items: Vec<CapsuleRef>,
+    /// Return `capsule_text`. Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_text: Option<bool>,
+    /// Soft-deleted capsules are eligible. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_deleted: Option<bool>,
+}
+
+/// One reference `capsule_fetch_many` could not resolve.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FetchManyError {
+    #[serde(rename = "ref")]
+    pub reference: CapsuleRef,
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+/// Result of `capsule_fetch_many`: what was found, in request order, and what was not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FetchManyResponse {
+    pub items: Vec<Capsule>,
+    pub errors: Vec<FetchManyError>,
+}
+
+/// Arguments of `capsule_update`. Address with `id` or `workspace` + `name`; those are not changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct UpdateRequest {
+    /// Capsule id. Give either this or `workspace` + `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Workspace of the named capsule (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Capsule name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// New capsule text; linted and size-checked like `capsule_store`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capsule_text: Option<String>,
+    /// New title; "" clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// New tags, replacing the old ones; [] clears them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    /// New source; "" clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// New run id; "" clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// New phase; "" clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// New role; "" clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Skip the required-sections check for the new text. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_thin: Option<bool>,
+    /// Only update if the capsule's `updated_at` still equals this (optimistic concurrency);
+    /// otherwise 409 CONFLICT with the current value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub if_updated_at: Option<i64>,
+}
+
+/// Arguments of `capsule_delete` (soft delete).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DeleteRequest {
+    /// Capsule id. Give either this or `workspace` + `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Workspace of the named capsule (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Capsule name (active capsules only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// Result of `capsule_delete`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeleteResponse {
+    pub deleted: bool,
+    pub id: String,
+}
+
+/// Arguments of `capsule_latest`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LatestRequest {
+    /// Workspace (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Return `capsule_text` too. Default false (summary only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_text: Option<bool>,
+    /// Consider soft-deleted capsules too, purely by `updated_at`. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_deleted: Option<bool>,
+    /// Only capsules of this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Only capsules of this phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Only capsules of this role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+}
+
+/// Result of `capsule_latest`: `{"item": null}` when the workspace has no capsule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LatestResponse {
+    pub item: Option<Capsule>,
+}
+
+/// Arguments of `capsule_list` (one workspace, summaries only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ListRequest {
+    /// Workspace (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Page size: default 20, at most 100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// Items to skip. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i64>,
+    /// Include soft-deleted capsules. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_deleted: Option<bool>,
+    /// Only capsules of this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Only capsules of this phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Only capsules of this role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+}
+
+/// Arguments of `capsule_inventory` (all workspaces, summaries only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct InventoryRequest {
+    /// Only this workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Only capsules carrying this tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// Only capsules whose name starts with this (case-insensitive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_prefix: Option<String>,
+    /// Only capsules of this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Only capsules of this phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Only capsules of this role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Include soft-deleted capsules. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_deleted: Option<bool>,
+    /// Page size: default 100, at most 500.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// Items to skip. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i64>,
+}
+
+/// Where a page sits in the whole result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pagination {
+    pub limit: i64,
+    pub offset: i64,
+    pub has_more: bool,
+    pub total: i64,
+}
+
+/// A page of capsule summaries (`capsule_list`, `capsule_inventory`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapsulePage {
+    pub items: Vec<Capsule>,
+    pub pagination: Pagination,
+    pub sort: String,
+}
+
+/// `GET /health`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Health {
+    pub status: String,
+    pub version: String,
+}

@@ -1,0 +1,300 @@
+//! Typed async client for the daemon's REST routes.
+
+use std::time::Duration;
+
+pub use reqwest::Method;
+use reqwest::RequestBuilder;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::capsule::*;
+use crate::error::{ErrorBody, ErrorCode, ErrorEnvelope};
+
+/// Why a call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The daemon answered with an error envelope.
+    #[error("[{}] {}", .0.code, .0.message)]
+    Api(ErrorBody),
+    /// No daemon answers at the address.
+    #[error("no Moss daemon answers at {addr}: {source}")]
+    Unreachable {
+        addr: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The connection failed mid-request, or the answer could not be read.
+    #[error("request to {addr} failed: {source}")]
+    Transport {
+        addr: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The daemon answered something that is not what this client expects.
+    #[error("unexpected answer from the daemon (HTTP {status}): {body}")]
+    Unexpected { status: u16, body: String },
+}
+
+impl ClientError {
+    /// The error code, when the daemon sent one.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            ClientError::Api(body) => Some(body.code),
+            _ => None,
+        }
+    }
+
+    /// The daemon's error body, when it sent one.
+    pub fn body(&self) -> Option<&ErrorBody> {
+        match self {
+            ClientError::Api(body) => Some(body),
+            _ => None,
+        }
+    }
+}
+
+/// A handle on one daemon. Cheap to clone; clones share the connection pool.
+#[derive(Clone, Debug)]
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    addr: String,
+    token: Option<String>,
+}
+
+impl Client {
+    /// A client for the daemon at `addr` (`host:port`, or a full `http://` URL).
+    pub fn new(addr: &str, token: Option<String>) -> Result<Self, ClientError> {
+        let base = if addr.starts_with("http://") || addr.starts_with("https://") {
+            addr.trim_end_matches('/').to_string()
+        } else {
+            format!("http://{addr}")
+        };
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .pool_max_idle_per_host(64)
+            .build()
+            .map_err(|source| ClientError::Transport {
+                addr: addr.to_string(),
+                source,
+            })?;
+        Ok(Client {
+            http,
+            base,
+            addr: addr.to_string(),
+            token,
+        })
+    }
+
+    /// The address this client talks to.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// The base URL, e.g. `http://127.0.0.1:6677`.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        let req = self.http.request(method, format!("{}{}", self.base, path));
+        match &self.token {
+            Some(token) => req.bearer_auth(token),
+            None => req,
+        }
+    }
+
+    async fn send<T: DeserializeOwned>(&self, req: RequestBuilder) -> Result<T, ClientError> {
+        let resp = req.send().await.map_err(|source| {
+            if source.is_connect() {
+                ClientError::Unreachable {
+                    addr: self.addr.clone(),
+                    source,
+                }
+            } else {
+                ClientError::Transport {
+                    addr: self.addr.clone(),
+                    source,
+                }
+            }
+        })?;
+        let status = resp.status();
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|source| ClientError::Transport {
+                addr: self.addr.clone(),
+                source,
+            })?;
+        if status.is_success() {
+            return serde_json::from_slice(&bytes).map_err(|e| ClientError::Unexpected {
+                status: status.as_u16(),
+                body: format!("{e}: {}", String::from_utf8_lossy(&bytes)),
+            });
+        }
+        match serde_json::from_slice::<ErrorEnvelope>(&bytes) {
+            Ok(env) => Err(ClientError::Api(env.error)),
+            Err(_) => Err(ClientError::Unexpected {
+                status: status.as_u16(),
+                body: String::from_utf8_lossy(&bytes).into_owned(),
+            }),
+        }
+    }
+
+    /// `GET /health` (needs no token).
+    pub async fn health(&self) -> Result<Health, ClientError> {
+        self.send(self.request(Method::GET, "/health")).await
+    }
+
+    /// `capsule_store`: `POST /capsules`.
+    pub async fn store(&self, req: &StoreRequest) -> Result<CapsuleHandle, ClientError> {
+        self.send(self.request(Method::POST, "/capsules").json(req))
+            .await
+    }
+
+    /// `capsule_fetch`: `GET /capsules/{id}` or `GET /capsules/by-name`.
+    pub async fn fetch(&self, req: &FetchRequest) -> Result<Capsule, ClientError> {
+        let rb = match &req.id {
+            Some(id) => {
+                let rest = FetchRequest {
+                    id: None,
+                    ..req.clone()
+                };
+                self.request(Method::GET, &format!("/capsules/{}", path_segment(id)))
+                    .query(&rest)
+            }
+            None => self.request(Method::GET, "/capsules/by-name").query(req),
+        };
+        self.send(rb).await
+    }
+
+    /// `capsule_fetch_many`: `POST /capsules/fetch-many`.
+    pub async fn fetch_many(
+        &self,
+        req: &FetchManyRequest,
+    ) -> Result<FetchManyResponse, ClientError> {
+        self.send(self.request(Method::POST, "/capsules/fetch-many").json(req))
+            .await
+    }
+
+    /// `capsule_update`: `PUT /capsules/{id}` or `PUT /capsules/by-name`.
+    pub async fn update(&self, req: &UpdateRequest) -> Result<CapsuleHandle, ClientError> {
+        let rb = match &req.id {
+            Some(id) => {
+                let body = UpdateRequest {
+                    id: None,
+                    ..req.clone()
+                };
+                self.request(Method::PUT, &format!("/capsules/{}", path_segment(id)))
+                    .json(&body)
+            }
+            None => {
+                let addr = NameQuery {
+                    workspace: req.workspace.clone(),
+                    name: req.name.clone(),
+                };
+                let body = UpdateRequest {
+                    workspace: None,
+                    name: None,
+                    ..req.clone()
+                };
+                self.request(Method::PUT, "/capsules/by-name")
+                    .query(&addr)
+                    .json(&body)
+            }
+        };
+        self.send(rb).await
+    }
+
+    /// `capsule_delete`: `DELETE /capsules/{id}` or `DELETE /capsules/by-name`.
+    pub async fn delete(&self, req: &DeleteRequest) -> Result<DeleteResponse, ClientError> {
+        let rb = match &req.id {
+            Some(id) => {
+                let rest = DeleteRequest {
+                    id: None,
+                    ..req.clone()
+                };
+                self.request(Method::DELETE, &format!("/capsules/{}", path_segment(id)))
+                    .query(&rest)
+            }
+            None => self.request(Method::DELETE, "/capsules/by-name").query(req),
+        };
+        self.send(rb).await
+    }
+
+    /// `capsule_latest`: `GET /capsules/latest`.
+    pub async fn latest(&self, req: &LatestRequest) -> Result<LatestResponse, ClientError> {
+        self.send(self.request(Method::GET, "/capsules/latest").query(req))
+            .await
+    }
+
+    /// `capsule_list`: `GET /capsules`.
+    pub async fn list(&self, req: &ListRequest) -> Result<CapsulePage, ClientError> {
+        self.send(self.request(Method::GET, "/capsules").query(req))
+            .await
+    }
+
+    /// `capsule_inventory`: `GET /capsules/inventory`.
+    pub async fn inventory(&self, req: &InventoryRequest) -> Result<CapsulePage, ClientError> {
+        self.send(self.request(Method::GET, "/capsules/inventory").query(req))
+            .await
+    }
+
+    /// Any call by method and path, for tools that need a route this client has no method for.
+    pub async fn raw<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<T, ClientError> {
+        let mut rb = self.request(method, path);
+        if let Some(body) = body {
+            rb = rb.json(body);
+        }
+        self.send(rb).await
+    }
+}
+
+#[derive(Serialize)]
+struct NameQuery {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workspace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+}
+
+/// Percent-encodes one path segment (ids are ULIDs, but imported ids may be anything).
+fn path_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_segments_are_percent_encoded() {
+        assert_eq!(
+            path_segment("01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+            "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+        );
+        assert_eq!(path_segment("a/b c"), "a%2Fb%20c");
+    }
+
+    #[test]
+    fn addresses_become_base_urls() {
+        let c = Client::new("127.0.0.1:6677", None).unwrap();
+        assert_eq!(c.base_url(), "http://127.0.0.1:6677");
+        let c = Client::new("http://localhost:1/", None).unwrap();
+        assert_eq!(c.base_url(), "http://localhost:1");
+    }
+}

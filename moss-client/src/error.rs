@@ -1,0 +1,209 @@
+//! The error contract: codes, their HTTP statuses, and the envelope every failure travels in.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Every error code Moss answers with. The string form is the wire form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// Both `id` and `workspace`+`name` were given.
+    AmbiguousAddressing,
+    /// A field is missing, mistyped, unknown or out of range.
+    InvalidRequest,
+    /// No bearer token, or the wrong one.
+    Unauthorized,
+    /// A foreign `Host` or `Origin`.
+    Forbidden,
+    /// The capsule (or route) does not exist, or is soft-deleted.
+    NotFound,
+    /// An active capsule already holds that name in that workspace.
+    NameAlreadyExists,
+    /// A precondition such as `if_updated_at` did not hold.
+    Conflict,
+    /// `capsule_text` is longer than `capsule_max_chars`.
+    CapsuleTooLarge,
+    /// An import file is larger than the import cap.
+    FileTooLarge,
+    /// A composed bundle is longer than `capsule_max_chars`.
+    ComposeTooLarge,
+    /// The request body is larger than the daemon accepts.
+    RequestTooLarge,
+    /// Required capsule sections are missing.
+    CapsuleTooThin,
+    /// The client went away during a long operation.
+    Cancelled,
+    /// The daemon is shutting down or overloaded.
+    Unavailable,
+    /// Anything unexpected; the daemon log has the cause.
+    Internal,
+}
+
+impl ErrorCode {
+    /// All codes, in the order of the error table.
+    pub const ALL: [ErrorCode; 15] = [
+        ErrorCode::AmbiguousAddressing,
+        ErrorCode::InvalidRequest,
+        ErrorCode::Unauthorized,
+        ErrorCode::Forbidden,
+        ErrorCode::NotFound,
+        ErrorCode::NameAlreadyExists,
+        ErrorCode::Conflict,
+        ErrorCode::CapsuleTooLarge,
+        ErrorCode::FileTooLarge,
+        ErrorCode::ComposeTooLarge,
+        ErrorCode::RequestTooLarge,
+        ErrorCode::CapsuleTooThin,
+        ErrorCode::Cancelled,
+        ErrorCode::Unavailable,
+        ErrorCode::Internal,
+    ];
+
+    /// The HTTP status this code is answered with.
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorCode::AmbiguousAddressing | ErrorCode::InvalidRequest => 400,
+            ErrorCode::Unauthorized => 401,
+            ErrorCode::Forbidden => 403,
+            ErrorCode::NotFound => 404,
+            ErrorCode::NameAlreadyExists | ErrorCode::Conflict => 409,
+            ErrorCode::CapsuleTooLarge
+            | ErrorCode::FileTooLarge
+            | ErrorCode::ComposeTooLarge
+            | ErrorCode::RequestTooLarge => 413,
+            ErrorCode::CapsuleTooThin => 422,
+            ErrorCode::Cancelled => 499,
+            ErrorCode::Internal => 500,
+            ErrorCode::Unavailable => 503,
+        }
+    }
+
+    /// The wire form, e.g. `NOT_FOUND`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::AmbiguousAddressing => "AMBIGUOUS_ADDRESSING",
+            ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::Unauthorized => "UNAUTHORIZED",
+            ErrorCode::Forbidden => "FORBIDDEN",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::NameAlreadyExists => "NAME_ALREADY_EXISTS",
+            ErrorCode::Conflict => "CONFLICT",
+            ErrorCode::CapsuleTooLarge => "CAPSULE_TOO_LARGE",
+            ErrorCode::FileTooLarge => "FILE_TOO_LARGE",
+            ErrorCode::ComposeTooLarge => "COMPOSE_TOO_LARGE",
+            ErrorCode::RequestTooLarge => "REQUEST_TOO_LARGE",
+            ErrorCode::CapsuleTooThin => "CAPSULE_TOO_THIN",
+            ErrorCode::Cancelled => "CANCELLED",
+            ErrorCode::Unavailable => "UNAVAILABLE",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+
+    /// When the code is answered, for documentation.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            ErrorCode::AmbiguousAddressing => "Both `id` and `workspace`+`name` were provided",
+            ErrorCode::InvalidRequest => "A field is missing, mistyped, unknown or out of range",
+            ErrorCode::Unauthorized => "Missing or wrong bearer token",
+            ErrorCode::Forbidden => "`Host` or `Origin` is not a loopback name",
+            ErrorCode::NotFound => "Capsule doesn't exist (or is soft-deleted)",
+            ErrorCode::NameAlreadyExists => "Name collision on capsule_store with mode:\"error\"",
+            ErrorCode::Conflict => "`if_updated_at` does not match the capsule's `updated_at`",
+            ErrorCode::CapsuleTooLarge => "Exceeds `capsule_max_chars`",
+            ErrorCode::FileTooLarge => "Import file exceeds max size limit",
+            ErrorCode::ComposeTooLarge => "Composed bundle exceeds `capsule_max_chars`",
+            ErrorCode::RequestTooLarge => "Request body exceeds the daemon's body cap",
+            ErrorCode::CapsuleTooThin => "Missing required sections",
+            ErrorCode::Cancelled => "Client went away during a long-running operation",
+            ErrorCode::Unavailable => "The daemon is shutting down",
+            ErrorCode::Internal => "Unexpected error",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The body of an error: `{"code","message","status","details"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub code: ErrorCode,
+    pub message: String,
+    pub status: u16,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub details: Value,
+}
+
+impl ErrorBody {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ErrorBody {
+            code,
+            message: message.into(),
+            status: code.status(),
+            details: Value::Null,
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+}
+
+impl std::fmt::Display for ErrorBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}] {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ErrorBody {}
+
+/// `{"error": {...}}`, what every failed REST call answers and every failed MCP tool returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorEnvelope {
+    pub error: ErrorBody,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_through_their_wire_form() {
+        for code in ErrorCode::ALL {
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+            let back: ErrorCode = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, code);
+        }
+    }
+
+    #[test]
+    fn statuses_match_the_seed_table() {
+        assert_eq!(ErrorCode::AmbiguousAddressing.status(), 400);
+        assert_eq!(ErrorCode::NotFound.status(), 404);
+        assert_eq!(ErrorCode::NameAlreadyExists.status(), 409);
+        assert_eq!(ErrorCode::CapsuleTooLarge.status(), 413);
+        assert_eq!(ErrorCode::CapsuleTooThin.status(), 422);
+        assert_eq!(ErrorCode::Cancelled.status(), 499);
+        assert_eq!(ErrorCode::Internal.status(), 500);
+    }
+
+    #[test]
+    fn envelope_has_the_seed_shape() {
+        let env = ErrorEnvelope {
+            error: ErrorBody::new(
+                ErrorCode::CapsuleTooThin,
+                "Capsule missing required sections",
+            )
+            .with_details(serde_json::json!({"missing": ["Decisions"]})),
+        };
+        let v = serde_json::to_value(&env).unwrap();
+        assert_eq!(v["error"]["code"], "CAPSULE_TOO_THIN");
+        assert_eq!(v["error"]["status"], 422);
+        assert_eq!(v["error"]["details"]["missing"][0], "Decisions");
+    }
+}

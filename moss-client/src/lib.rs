@@ -1,0 +1,26 @@
+//! Moss wire types and client.
+//!
+//! - [`error`]: the error codes, their HTTP statuses, and the `{"error":{...}}` envelope.
+//! - [`capsule`]: requests and responses of the `capsule_*` operations.
+//! - `client` (feature `http`, on by default): a typed async client over the REST routes.
+//!
+//! The daemon depends on this crate for its wire types, so what it sends is exactly what the
+//! client decodes.
+
+pub mod capsule;
+pub mod error;
+
+#[cfg(feature = "http")]
+mod client;
+
+pub use capsule::*;
+pub use error::{ErrorBody, ErrorCode, ErrorEnvelope};
+
+#[cfg(feature = "http")]
+pub use client::{Client, ClientError};
+
+/// The default address of the daemon.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:6677";
+
+/// The crate version, which the daemon and the CLI share.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

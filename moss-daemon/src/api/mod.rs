@@ -1,0 +1,64 @@
+//! REST: resource routers merged into one app, the error envelope as a response, `/health`.
+//!
+//! Handlers are thin: decode, call the domain operation, encode. Errors become
+//! `{"error":{code,message,status,details}}` with the code's HTTP status.
+
+pub mod capsules;
+pub mod json;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use moss_client::{ErrorCode, ErrorEnvelope, Health};
+
+use crate::capsule::Capsules;
+use crate::config::Config;
+use crate::error::Error;
+use crate::home::MossHome;
+
+/// What every handler and tool can reach.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    pub capsules: Capsules,
+    pub config: Arc<Config>,
+    pub home: MossHome,
+    pub started: Instant,
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        let status =
+            StatusCode::from_u16(self.0.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        (status, Json(ErrorEnvelope { error: self.0 })).into_response()
+    }
+}
+
+/// The REST routes (without `/mcp` and without the guard; see [`crate::server`]).
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/health", get(health))
+        .merge(capsules::routes())
+        .fallback(fallback)
+}
+
+async fn health() -> Json<Health> {
+    Json(Health {
+        status: "ok".into(),
+        version: moss_client::VERSION.into(),
+    })
+}
+
+async fn fallback(req: axum::extract::Request) -> Error {
+    Error::new(
+        ErrorCode::NotFound,
+        format!(
+            "no route for {} {}; see proto-docs/ for the routes",
+            req.method(),
+            req.uri().path()
+        ),
+    )
+}

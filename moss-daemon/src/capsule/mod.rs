@@ -1,0 +1,496 @@
+//! The capsule memory (seeds 000, 001, 003): size-bounded, linted handoffs addressed by id or by
+//! workspace + name.
+//!
+//! - [`fields`]: normalization, addressing, field bounds, size and section checks.
+//! - [`lint`]: required-section detection (also the markdown header parser).
+//! - [`query`]: SQL for reading capsules and mapping rows.
+//!
+//! [`Capsules`] holds one method per operation. REST handlers, MCP tools and (through the
+//! client) CLI subcommands all end here.
+
+pub mod fields;
+pub mod lint;
+pub mod query;
+
+use std::sync::Arc;
+
+use moss_client::*;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::json;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::store::{Store, now};
+use fields::Address;
+use query::Filter;
+
+/// Most refs one `capsule_fetch_many` accepts.
+pub const FETCH_MANY_MAX: usize = 50;
+
+/// The capsule operations over one store.
+#[derive(Debug, Clone)]
+pub struct Capsules {
+    store: Store,
+    config: Arc<Config>,
+}
+
+/// A capsule's columns as written by store/replace.
+struct NewCapsule {
+    workspace: fields::Workspace,
+    name: Option<(String, String)>,
+    title: Option<String>,
+    text: String,
+    chars: i64,
+    tokens: i64,
+    tags_json: Option<String>,
+    source: Option<String>,
+    run_id: Option<String>,
+    phase: Option<String>,
+    role: Option<String>,
+}
+
+impl Capsules {
+    pub fn new(store: Store, config: Arc<Config>) -> Self {
+        Capsules { store, config }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn check_text(&self, text: &str, allow_thin: bool) -> Result<usize> {
+        let chars = fields::check_size(text, self.config.capsule_max_chars)?;
+        fields::check_sections(text, allow_thin)?;
+        Ok(chars)
+    }
+
+    /// `capsule_store`: create, or with `mode:"replace"` overwrite the active capsule of that name.
+    pub async fn store(&self, req: StoreRequest) -> Result<CapsuleHandle> {
+        let chars = self.check_text(&req.capsule_text, req.allow_thin.unwrap_or(false))?;
+        let workspace = fields::workspace(req.workspace.as_deref())?;
+        let name = fields::name(req.name.as_deref())?;
+        let title = match fields::title(req.title.as_deref())? {
+            Some(t) => Some(t),
+            None => name.as_ref().map(|(raw, _)| raw.clone()),
+        };
+        let tags = fields::tags(req.tags.as_deref())?;
+        let new = NewCapsule {
+            tokens: fields::tokens_estimate(&req.capsule_text),
+            chars: chars as i64,
+            text: req.capsule_text,
+            title,
+            tags_json: tags.map(|t| serde_json::to_string(&t).expect("tags serialize")),
+            source: fields::handle("source", req.source.as_deref())?,
+            run_id: fields::handle("run_id", req.run_id.as_deref())?,
+            phase: fields::handle("phase", req.phase.as_deref())?,
+            role: fields::handle("role", req.role.as_deref())?,
+            workspace,
+            name,
+        };
+        let mode = req.mode.unwrap_or_default();
+        let store = self.store.clone();
+        self.store
+            .writer
+            .run(move |conn| store_job(conn, &store, new, mode))
+            .await
+    }
+
+    /// `capsule_fetch`.
+    pub async fn fetch(&self, req: FetchRequest) -> Result<Capsule> {
+        let addr = Address::resolve(
+            req.id.as_deref(),
+            req.workspace.as_deref(),
+            req.name.as_deref(),
+        )?;
+        let include_deleted = req.include_deleted.unwrap_or(false);
+        let include_text = req.include_text.unwrap_or(true);
+        self.store
+            .readers
+            .run(move |conn| fetch_one(conn, &addr, include_deleted, include_text))
+            .await
+    }
+
+    /// `capsule_fetch_many`: up to 50 refs, partial success.
+    pub async fn fetch_many(&self, req: FetchManyRequest) -> Result<FetchManyResponse> {
+        if req.items.is_empty() || req.items.len() > FETCH_MANY_MAX {
+            return Err(Error::invalid(format!(
+                "items must hold 1 to {FETCH_MANY_MAX} refs, got {}; split larger batches",
+                req.items.len()
+            ))
+            .with_details(
+                json!({ "max_items": FETCH_MANY_MAX, "actual_items": req.items.len() }),
+            ));
+        }
+        let include_deleted = req.include_deleted.unwrap_or(false);
+        let include_text = req.include_text.unwrap_or(true);
+        self.store
+            .readers
+            .run(move |conn| {
+                let mut items = Vec::new();
+                let mut errors = Vec::new();
+                for r in req.items {
+                    let found = Address::resolve(
+                        r.id.as_deref(),
+                        r.workspace.as_deref(),
+                        r.name.as_deref(),
+                    )
+                    .and_then(|addr| fetch_one(conn, &addr, include_deleted, include_text));
+                    match found {
+                        Ok(c) => items.push(c),
+                        Err(e) if e.code() == ErrorCode::Internal => return Err(e),
+                        Err(e) => errors.push(FetchManyError {
+                            reference: r,
+                            code: e.0.code,
+                            message: e.0.message,
+                        }),
+                    }
+                }
+                Ok(FetchManyResponse { items, errors })
+            })
+            .await
+    }
+
+    /// `capsule_update`: edit text and metadata of an active capsule; never its address.
+    pub async fn update(&self, req: UpdateRequest) -> Result<CapsuleHandle> {
+        let addr = Address::resolve(
+            req.id.as_deref(),
+            req.workspace.as_deref(),
+            req.name.as_deref(),
+        )?;
+        let mut sets: Vec<(&'static str, rusqlite::types::Value)> = Vec::new();
+        use rusqlite::types::Value as V;
+        let opt = |v: Option<String>| v.map(V::Text).unwrap_or(V::Null);
+        if let Some(text) = &req.capsule_text {
+            let chars = self.check_text(text, req.allow_thin.unwrap_or(false))?;
+            sets.push(("capsule_text", V::Text(text.clone())));
+            sets.push(("capsule_chars", V::Integer(chars as i64)));
+            sets.push(("tokens_estimate", V::Integer(fields::tokens_estimate(text))));
+        }
+        if req.title.is_some() {
+            sets.push(("title", opt(fields::title(req.title.as_deref())?)));
+        }
+        if let Some(t) = &req.tags {
+            let tags = fields::tags(Some(t))?;
+            sets.push((
+                "tags_json",
+                opt(tags.map(|t| serde_json::to_string(&t).expect("tags"))),
+            ));
+        }
+        for (col, val) in [
+            ("source", &req.source),
+            ("run_id", &req.run_id),
+            ("phase", &req.phase),
+            ("role", &req.role),
+        ] {
+            if val.is_some() {
+                sets.push((col, opt(fields::handle(col, val.as_deref())?)));
+            }
+        }
+        if sets.is_empty() {
+            return Err(Error::invalid(
+                "no fields to update: give at least one of capsule_text, title, tags, source, \
+                 run_id, phase, role",
+            ));
+        }
+        let if_updated_at = req.if_updated_at;
+        let store = self.store.clone();
+        self.store
+            .writer
+            .run(move |conn| {
+                let Some((id, updated_at)) = query::active_id(conn, &addr)? else {
+                    return Err(not_found(conn, &addr));
+                };
+                if let Some(expected) = if_updated_at
+                    && expected != updated_at
+                {
+                    return Err(Error::new(
+                        ErrorCode::Conflict,
+                        format!(
+                            "capsule {} changed since updated_at {expected} (now {updated_at}); \
+                             fetch it again and retry",
+                            addr.describe()
+                        ),
+                    )
+                    .with_details(json!({ "updated_at": updated_at, "expected": expected })));
+                }
+                let mut params: Vec<rusqlite::types::Value> = Vec::new();
+                let mut assignments = Vec::new();
+                for (col, val) in sets {
+                    params.push(val);
+                    assignments.push(format!("{col} = ?{}", params.len()));
+                }
+                params.push(V::Integer(now()));
+                assignments.push(format!("updated_at = ?{}", params.len()));
+                params.push(V::Integer(store.next_seq()));
+                assignments.push(format!("seq = ?{}", params.len()));
+                params.push(V::Text(id.clone()));
+                let sql = format!(
+                    "UPDATE capsules SET {} WHERE id = ?{}",
+                    assignments.join(", "),
+                    params.len()
+                );
+                conn.execute(&sql, rusqlite::params_from_iter(params.iter()))?;
+                handle_of(conn, &id)
+            })
+            .await
+    }
+
+    /// `capsule_delete`: soft delete; bumps `updated_at` so the deletion shows in `latest`.
+    pub async fn delete(&self, req: DeleteRequest) -> Result<DeleteResponse> {
+        let addr = Address::resolve(
+            req.id.as_deref(),
+            req.workspace.as_deref(),
+            req.name.as_deref(),
+        )?;
+        let store = self.store.clone();
+        self.store
+            .writer
+            .run(move |conn| {
+                let Some((id, _)) = query::active_id(conn, &addr)? else {
+                    return Err(not_found(conn, &addr));
+                };
+                let t = now();
+                conn.prepare_cached(
+                    "UPDATE capsules SET deleted_at = ?1, updated_at = ?1, seq = ?2 WHERE id = ?3",
+                )?
+                .execute(params![t, store.next_seq(), id])?;
+                Ok(DeleteResponse { deleted: true, id })
+            })
+            .await
+    }
+
+    /// `capsule_latest`: the most recently updated capsule of a workspace.
+    pub async fn latest(&self, req: LatestRequest) -> Result<LatestResponse> {
+        let ws = fields::workspace(req.workspace.as_deref())?;
+        let include_text = req.include_text.unwrap_or(false);
+        let mut f = Filter::default();
+        f.add("workspace_norm = ?", ws.norm);
+        if !req.include_deleted.unwrap_or(false) {
+            f.raw("deleted_at IS NULL");
+        }
+        orchestration(
+            &mut f,
+            req.run_id.as_deref(),
+            req.phase.as_deref(),
+            req.role.as_deref(),
+        );
+        self.store
+            .readers
+            .run(move |conn| {
+                let (mut items, _) = query::page(conn, &f, include_text, 1, 0)?;
+                Ok(LatestResponse { item: items.pop() })
+            })
+            .await
+    }
+
+    /// `capsule_list`: summaries of one workspace, newest first.
+    pub async fn list(&self, req: ListRequest) -> Result<CapsulePage> {
+        let ws = fields::workspace(req.workspace.as_deref())?;
+        let (limit, offset) = fields::page(req.limit, req.offset, 20, 100)?;
+        let mut f = Filter::default();
+        f.add("workspace_norm = ?", ws.norm);
+        if !req.include_deleted.unwrap_or(false) {
+            f.raw("deleted_at IS NULL");
+        }
+        orchestration(
+            &mut f,
+            req.run_id.as_deref(),
+            req.phase.as_deref(),
+            req.role.as_deref(),
+        );
+        self.page(f, limit, offset).await
+    }
+
+    /// `capsule_inventory`: summaries across all workspaces, newest first.
+    pub async fn inventory(&self, req: InventoryRequest) -> Result<CapsulePage> {
+        let (limit, offset) = fields::page(req.limit, req.offset, 100, 500)?;
+        let mut f = Filter::default();
+        if let Some(ws) = req.workspace.as_deref().filter(|w| !w.trim().is_empty()) {
+            f.add("workspace_norm = ?", fields::normalize(ws));
+        }
+        if !req.include_deleted.unwrap_or(false) {
+            f.raw("deleted_at IS NULL");
+        }
+        if let Some(tag) = req.tag.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            f.add(
+                "EXISTS (SELECT 1 FROM json_each(capsules.tags_json) WHERE json_each.value = ?)",
+                tag.to_string(),
+            );
+        }
+        if let Some(prefix) = req.name_prefix.as_deref().filter(|p| !p.trim().is_empty()) {
+            let p = fields::normalize(prefix);
+            // Both placeholders bind the same parameter.
+            f.add("substr(name_norm, 1, length(?)) = ?", p);
+        }
+        orchestration(
+            &mut f,
+            req.run_id.as_deref(),
+            req.phase.as_deref(),
+            req.role.as_deref(),
+        );
+        self.page(f, limit, offset).await
+    }
+
+    async fn page(&self, f: Filter, limit: i64, offset: i64) -> Result<CapsulePage> {
+        self.store
+            .readers
+            .run(move |conn| {
+                let (items, total) = query::page(conn, &f, false, limit, offset)?;
+                let has_more = offset + (items.len() as i64) < total;
+                Ok(CapsulePage {
+                    items,
+                    pagination: Pagination {
+                        limit,
+                        offset,
+                        has_more,
+                        total,
+                    },
+                    sort: "updated_at_desc".into(),
+                })
+            })
+            .await
+    }
+}
+
+fn orchestration(f: &mut Filter, run_id: Option<&str>, phase: Option<&str>, role: Option<&str>) {
+    let clean = |v: Option<&str>| {
+        v.map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    f.eq_opt("run_id", clean(run_id).as_deref());
+    f.eq_opt("phase", clean(phase).as_deref());
+    f.eq_opt("role", clean(role).as_deref());
+}
+
+fn fetch_one(
+    conn: &Connection,
+    addr: &Address,
+    include_deleted: bool,
+    include_text: bool,
+) -> Result<Capsule> {
+    match query::find(conn, addr, include_deleted, include_text)? {
+        Some(c) => Ok(c),
+        None => Err(not_found(conn, addr)),
+    }
+}
+
+/// A 404 that says when only a soft-deleted capsule holds the address.
+fn not_found(conn: &Connection, addr: &Address) -> Error {
+    match query::only_deleted_exists(conn, addr) {
+        Ok(true) => Error::not_found(format!(
+            "capsule not found: {} is soft-deleted (pass include_deleted:true to read it)",
+            addr.describe()
+        )),
+        Ok(false) => addr.not_found(),
+        Err(e) => e,
+    }
+}
+
+fn handle_of(conn: &Connection, id: &str) -> Result<CapsuleHandle> {
+    let (workspace, name): (String, Option<String>) = conn
+        .prepare_cached("SELECT workspace_raw, name_raw FROM capsules WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(CapsuleHandle {
+        id: id.to_string(),
+        fetch_key: query::fetch_key(id, &workspace, name.as_deref()),
+    })
+}
+
+fn store_job(
+    conn: &Connection,
+    store: &Store,
+    c: NewCapsule,
+    mode: StoreMode,
+) -> Result<CapsuleHandle> {
+    let t = now();
+    let seq = store.next_seq();
+    let existing: Option<String> = match &c.name {
+        Some((_, name_norm)) => conn
+            .prepare_cached(
+                "SELECT id FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
+                 AND deleted_at IS NULL",
+            )?
+            .query_row([&c.workspace.norm, name_norm], |r| r.get(0))
+            .optional()?,
+        None => None,
+    };
+    let (name_raw, name_norm) = match &c.name {
+        Some((r, n)) => (Some(r.as_str()), Some(n.as_str())),
+        None => (None, None),
+    };
+    let id = match (existing, mode) {
+        (Some(id), StoreMode::Error) => {
+            return Err(Error::new(
+                ErrorCode::NameAlreadyExists,
+                format!(
+                    "an active capsule named {:?} already exists in workspace {:?} (id {id}); \
+                     pass mode:\"replace\" to overwrite it, or choose another name",
+                    name_raw.unwrap_or_default(),
+                    c.workspace.raw
+                ),
+            )
+            .with_details(json!({
+                "workspace": c.workspace.raw, "name": name_raw, "id": id
+            })));
+        }
+        (Some(id), StoreMode::Replace) => {
+            conn.prepare_cached(
+                "UPDATE capsules SET workspace_raw = ?1, name_raw = ?2, title = ?3,
+                   capsule_text = ?4, capsule_chars = ?5, tokens_estimate = ?6, tags_json = ?7,
+                   source = ?8, run_id = ?9, phase = ?10, role = ?11, updated_at = ?12, seq = ?13
+                 WHERE id = ?14",
+            )?
+            .execute(params![
+                c.workspace.raw,
+                name_raw,
+                c.title,
+                c.text,
+                c.chars,
+                c.tokens,
+                c.tags_json,
+                c.source,
+                c.run_id,
+                c.phase,
+                c.role,
+                t,
+                seq,
+                id
+            ])?;
+            id
+        }
+        (None, _) => {
+            let id = ulid::Ulid::generate().to_string();
+            conn.prepare_cached(
+                "INSERT INTO capsules (id, workspace_raw, workspace_norm, name_raw, name_norm,
+                   title, capsule_text, capsule_chars, tokens_estimate, tags_json, source, run_id,
+                   phase, role, created_at, updated_at, deleted_at, seq)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15,
+                   NULL, ?16)",
+            )?
+            .execute(params![
+                id,
+                c.workspace.raw,
+                c.workspace.norm,
+                name_raw,
+                name_norm,
+                c.title,
+                c.text,
+                c.chars,
+                c.tokens,
+                c.tags_json,
+                c.source,
+                c.run_id,
+                c.phase,
+                c.role,
+                t,
+                seq
+            ])?;
+            id
+        }
+    };
+    Ok(CapsuleHandle {
+        fetch_key: query::fetch_key(&id, &c.workspace.raw, name_raw),
+        id,
+    })
+}

@@ -1,0 +1,268 @@
+//! SQL for reading capsules: the column lists, the row mapping, and filter building.
+
+use moss_client::{Capsule, FetchKey};
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension, Row};
+
+use super::fields::Address;
+use crate::error::Result;
+
+/// Columns of a summary, in the order [`capsule_from_row`] reads them.
+pub const SUMMARY_COLS: &str = "id, workspace_raw, workspace_norm, name_raw, name_norm, title, \
+     capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role, created_at, \
+     updated_at, deleted_at";
+
+/// Summary columns plus `capsule_text`.
+pub const FULL_COLS: &str = "id, workspace_raw, workspace_norm, name_raw, name_norm, title, \
+     capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role, created_at, \
+     updated_at, deleted_at, capsule_text";
+
+pub fn cols(include_text: bool) -> &'static str {
+    if include_text {
+        FULL_COLS
+    } else {
+        SUMMARY_COLS
+    }
+}
+
+/// Maps a row selected with [`SUMMARY_COLS`] or [`FULL_COLS`].
+pub fn capsule_from_row(row: &Row<'_>) -> rusqlite::Result<Capsule> {
+    let id: String = row.get(0)?;
+    let workspace: String = row.get(1)?;
+    let name: Option<String> = row.get(3)?;
+    let tags_json: Option<String> = row.get(8)?;
+    let tags = tags_json.and_then(|j| serde_json::from_str::<Vec<String>>(&j).ok());
+    let capsule_text = if row.as_ref().column_count() > 16 {
+        Some(row.get(16)?)
+    } else {
+        None
+    };
+    let fetch_key = fetch_key(&id, &workspace, name.as_deref());
+    Ok(Capsule {
+        workspace_norm: row.get(2)?,
+        name_norm: row.get(4)?,
+        title: row.get(5)?,
+        capsule_chars: row.get(6)?,
+        tokens_estimate: row.get(7)?,
+        tags: tags.filter(|t| !t.is_empty()),
+        source: row.get(9)?,
+        run_id: row.get(10)?,
+        phase: row.get(11)?,
+        role: row.get(12)?,
+        created_at: row.get(13)?,
+        updated_at: row.get(14)?,
+        deleted_at: row.get(15)?,
+        capsule_text,
+        id,
+        workspace,
+        name,
+        fetch_key,
+    })
+}
+
+/// Named capsules are fetched by workspace and name; unnamed ones by id.
+pub fn fetch_key(id: &str, workspace: &str, name: Option<&str>) -> FetchKey {
+    match name {
+        Some(name) => FetchKey {
+            moss_capsule: Some(name.to_string()),
+            moss_workspace: Some(workspace.to_string()),
+            moss_id: None,
+        },
+        None => FetchKey {
+            moss_id: Some(id.to_string()),
+            ..FetchKey::default()
+        },
+    }
+}
+
+/// Finds one capsule. By name, the active capsule wins; with `include_deleted` and no active
+/// one, the most recently updated deleted one is returned.
+pub fn find(
+    conn: &Connection,
+    addr: &Address,
+    include_deleted: bool,
+    include_text: bool,
+) -> Result<Option<Capsule>> {
+    let cols = cols(include_text);
+    let found = match addr {
+        Address::Id(id) => {
+            let sql = if include_deleted {
+                format!("SELECT {cols} FROM capsules WHERE id = ?1")
+            } else {
+                format!("SELECT {cols} FROM capsules WHERE id = ?1 AND deleted_at IS NULL")
+            };
+            conn.prepare_cached(&sql)?
+                .query_row([id], capsule_from_row)
+                .optional()?
+        }
+        Address::Name {
+            workspace,
+            name_norm,
+            ..
+        } => {
+            let active = format!(
+                "SELECT {cols} FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
+                 AND deleted_at IS NULL"
+            );
+            let hit = conn
+                .prepare_cached(&active)?
+                .query_row([&workspace.norm, name_norm], capsule_from_row)
+                .optional()?;
+            if hit.is_some() || !include_deleted {
+                hit
+            } else {
+                let any = format!(
+                    "SELECT {cols} FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
+                     ORDER BY updated_at DESC, seq DESC LIMIT 1"
+                );
+                conn.prepare_cached(&any)?
+                    .query_row([&workspace.norm, name_norm], capsule_from_row)
+                    .optional()?
+            }
+        }
+    };
+    Ok(found)
+}
+
+/// The id of the active capsule at `addr`, if any (for writes, which touch active rows only).
+pub fn active_id(conn: &Connection, addr: &Address) -> Result<Option<(String, i64)>> {
+    let row = match addr {
+        Address::Id(id) => conn
+            .prepare_cached(
+                "SELECT id, updated_at FROM capsules WHERE id = ?1 AND deleted_at IS NULL",
+            )?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?,
+        Address::Name {
+            workspace,
+            name_norm,
+            ..
+        } => conn
+            .prepare_cached(
+                "SELECT id, updated_at FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
+                 AND deleted_at IS NULL",
+            )?
+            .query_row([&workspace.norm, name_norm], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?,
+    };
+    Ok(row)
+}
+
+/// Whether only a soft-deleted capsule exists at `addr` (to make a 404 say so).
+pub fn only_deleted_exists(conn: &Connection, addr: &Address) -> Result<bool> {
+    let n: i64 = match addr {
+        Address::Id(id) => conn
+            .prepare_cached(
+                "SELECT count(*) FROM capsules WHERE id = ?1 AND deleted_at IS NOT NULL",
+            )?
+            .query_row([id], |r| r.get(0))?,
+        Address::Name {
+            workspace,
+            name_norm,
+            ..
+        } => conn
+            .prepare_cached(
+                "SELECT count(*) FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
+                 AND deleted_at IS NOT NULL",
+            )?
+            .query_row([&workspace.norm, name_norm], |r| r.get(0))?,
+    };
+    Ok(n > 0)
+}
+
+/// A conjunction of `WHERE` terms with their parameters.
+#[derive(Debug, Default)]
+pub struct Filter {
+    terms: Vec<String>,
+    params: Vec<Value>,
+}
+
+impl Filter {
+    /// Adds `term`, where `?` stands for the next parameter.
+    pub fn add(&mut self, term: &str, value: impl Into<Value>) -> &mut Self {
+        self.params.push(value.into());
+        let n = self.params.len();
+        self.terms.push(term.replace('?', &format!("?{n}")));
+        self
+    }
+
+    /// Adds a term without a parameter.
+    pub fn raw(&mut self, term: &str) -> &mut Self {
+        self.terms.push(term.to_string());
+        self
+    }
+
+    pub fn eq_opt(&mut self, column: &str, value: Option<&str>) -> &mut Self {
+        if let Some(v) = value {
+            self.add(&format!("{column} = ?"), v.to_string());
+        }
+        self
+    }
+
+    pub fn sql(&self) -> String {
+        if self.terms.is_empty() {
+            String::new()
+        } else {
+            format!("WHERE {}", self.terms.join(" AND "))
+        }
+    }
+
+    pub fn params(&self) -> &[Value] {
+        &self.params
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+}
+
+/// One page of capsules matching `filter`, newest first, and the total.
+pub fn page(
+    conn: &Connection,
+    filter: &Filter,
+    include_text: bool,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<Capsule>, i64)> {
+    let where_sql = filter.sql();
+    let n = filter.params().len();
+    let sql = format!(
+        "SELECT {} FROM capsules {where_sql} ORDER BY updated_at DESC, seq DESC \
+         LIMIT ?{} OFFSET ?{}",
+        cols(include_text),
+        n + 1,
+        n + 2
+    );
+    let mut params: Vec<Value> = filter.params().to_vec();
+    params.push(Value::Integer(limit));
+    params.push(Value::Integer(offset));
+    let items = conn
+        .prepare_cached(&sql)?
+        .query_map(rusqlite::params_from_iter(params.iter()), capsule_from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let total: i64 = if offset == 0 && (items.len() as i64) < limit {
+        items.len() as i64
+    } else {
+        conn.prepare_cached(&format!("SELECT count(*) FROM capsules {where_sql}"))?
+            .query_row(rusqlite::params_from_iter(filter.params().iter()), |r| {
+                r.get(0)
+            })?
+    };
+    Ok((items, total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_number_their_parameters() {
+        let mut f = Filter::default();
+        f.add("a = ?", "x".to_string())
+            .raw("deleted_at IS NULL")
+            .eq_opt("b", Some("y"));
+        f.eq_opt("c", None);
+        assert_eq!(f.sql(), "WHERE a = ?1 AND deleted_at IS NULL AND b = ?2");
+        assert_eq!(f.params().len(), 2);
+    }
+}

@@ -1,0 +1,391 @@
+//! Configuration: `$MOSS_HOME/config.json` merged with the nearest `.moss/config.json` above the
+//! working directory (seed 001 §8.1).
+//!
+//! Merge rules: scalars from the repo file override the global ones when non-zero (non-empty);
+//! booleans are OR-ed; arrays are concatenated and deduplicated. Unknown keys are warned about,
+//! never fatal; a file that is not valid JSON, or a key of the wrong type, is an error that
+//! names the file and the key.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Tool names of the capsule memory, for `disabled_tools` validation.
+pub const CAPSULE_TOOLS: &[&str] = &[
+    "capsule_store",
+    "capsule_fetch",
+    "capsule_fetch_many",
+    "capsule_update",
+    "capsule_delete",
+    "capsule_latest",
+    "capsule_list",
+    "capsule_inventory",
+    "capsule_search",
+    "capsule_export",
+    "capsule_import",
+    "capsule_purge",
+    "capsule_bulk_delete",
+    "capsule_bulk_update",
+    "capsule_compose",
+    "capsule_append",
+];
+
+/// Type names `disabled_types` accepts.
+pub const TYPES: &[&str] = &["capsule"];
+
+/// How hard a commit pushes data to disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    /// WAL with `synchronous=NORMAL`: a commit survives a crash of the daemon; a power loss may
+    /// lose the last transactions, never corrupt the file.
+    #[default]
+    Normal,
+    /// `synchronous=FULL`: every commit is fsynced before it is acknowledged.
+    Full,
+}
+
+/// Whether REST and MCP require the bearer token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Auth {
+    #[default]
+    Token,
+    None,
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub capsule_max_chars: usize,
+    pub allowed_paths: Vec<PathBuf>,
+    pub allow_unsafe_paths: bool,
+    /// Read connections in the pool (`db_max_open_conns`, 0 = default).
+    pub read_pool_size: u32,
+    /// Idle read connections kept open (`db_max_idle_conns`, 0 = all of them).
+    pub read_pool_idle: u32,
+    pub disabled_tools: Vec<String>,
+    pub disabled_types: Vec<String>,
+    pub durability: Durability,
+    pub auth: Auth,
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Files that were read, in merge order.
+    pub sources: Vec<PathBuf>,
+    /// Things worth telling the user at start (unknown keys, unknown tool names).
+    pub warnings: Vec<String>,
+}
+
+pub const DEFAULT_CAPSULE_MAX_CHARS: usize = 12_000;
+pub const DEFAULT_READ_POOL_SIZE: u32 = 4;
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            capsule_max_chars: DEFAULT_CAPSULE_MAX_CHARS,
+            allowed_paths: Vec::new(),
+            allow_unsafe_paths: false,
+            read_pool_size: DEFAULT_READ_POOL_SIZE,
+            read_pool_idle: DEFAULT_READ_POOL_SIZE,
+            disabled_tools: Vec::new(),
+            disabled_types: Vec::new(),
+            durability: Durability::Normal,
+            auth: Auth::Token,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            sources: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// One config file as written, every key optional.
+#[derive(Debug, Default, Deserialize)]
+struct FileConfig {
+    capsule_max_chars: Option<usize>,
+    allowed_paths: Option<Vec<PathBuf>>,
+    allow_unsafe_paths: Option<bool>,
+    db_max_open_conns: Option<u32>,
+    db_max_idle_conns: Option<u32>,
+    disabled_tools: Option<Vec<String>>,
+    disabled_types: Option<Vec<String>>,
+    durability: Option<Durability>,
+    auth: Option<Auth>,
+    max_body_bytes: Option<usize>,
+}
+
+const KNOWN_KEYS: &[&str] = &[
+    "capsule_max_chars",
+    "allowed_paths",
+    "allow_unsafe_paths",
+    "db_max_open_conns",
+    "db_max_idle_conns",
+    "disabled_tools",
+    "disabled_types",
+    "durability",
+    "auth",
+    "max_body_bytes",
+];
+
+/// Why the configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+impl Config {
+    /// Loads `<home>/config.json` and the nearest `.moss/config.json` at or above `cwd`.
+    pub fn load(home: &Path, cwd: &Path) -> Result<Config, ConfigError> {
+        let global = home.join("config.json");
+        let repo = find_repo_config(cwd).filter(|p| !same_file(p, &global));
+        let mut cfg = Config::default();
+        let mut files = Vec::new();
+        for path in [Some(global), repo].into_iter().flatten() {
+            if path.is_file() {
+                files.push((path.clone(), read_file(&path, &mut cfg.warnings)?));
+                cfg.sources.push(path);
+            }
+        }
+        let mut merged = FileConfig::default();
+        for (_, file) in files {
+            merge(&mut merged, file);
+        }
+        cfg.apply(merged);
+        cfg.validate_names();
+        Ok(cfg)
+    }
+
+    fn apply(&mut self, f: FileConfig) {
+        if let Some(v) = f.capsule_max_chars.filter(|v| *v > 0) {
+            self.capsule_max_chars = v;
+        }
+        self.allowed_paths = f.allowed_paths.unwrap_or_default();
+        self.allow_unsafe_paths = f.allow_unsafe_paths.unwrap_or(false);
+        if let Some(v) = f.db_max_open_conns.filter(|v| *v > 0) {
+            self.read_pool_size = v;
+        }
+        self.read_pool_idle = match f.db_max_idle_conns.filter(|v| *v > 0) {
+            Some(v) => v.min(self.read_pool_size),
+            None => self.read_pool_size,
+        };
+        self.disabled_tools = f.disabled_tools.unwrap_or_default();
+        self.disabled_types = f.disabled_types.unwrap_or_default();
+        self.durability = f.durability.unwrap_or_default();
+        self.auth = f.auth.unwrap_or_default();
+        if let Some(v) = f.max_body_bytes.filter(|v| *v > 0) {
+            self.max_body_bytes = v;
+        }
+        for p in &self.allowed_paths {
+            if !p.is_absolute() {
+                self.warnings.push(format!(
+                    "allowed_paths entry {} is not absolute and is ignored",
+                    p.display()
+                ));
+            }
+        }
+        self.allowed_paths.retain(|p| p.is_absolute());
+    }
+
+    fn validate_names(&mut self) {
+        for tool in &self.disabled_tools {
+            if !CAPSULE_TOOLS.contains(&tool.as_str()) {
+                self.warnings.push(format!(
+                    "disabled_tools names an unknown tool {tool:?}; known tools: {}",
+                    CAPSULE_TOOLS.join(", ")
+                ));
+            }
+        }
+        for ty in &self.disabled_types {
+            if !TYPES.contains(&ty.as_str()) {
+                self.warnings.push(format!(
+                    "disabled_types names an unknown type {ty:?}; known types: {}",
+                    TYPES.join(", ")
+                ));
+            }
+        }
+    }
+
+    /// Whether a tool is switched off by `disabled_tools` or `disabled_types`.
+    pub fn tool_disabled(&self, tool: &str) -> bool {
+        if self.disabled_tools.iter().any(|t| t == tool) {
+            return true;
+        }
+        let ty = tool.split('_').next().unwrap_or(tool);
+        self.disabled_types.iter().any(|t| t == ty)
+    }
+}
+
+fn find_repo_config(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors()
+        .map(|dir| dir.join(".moss").join("config.json"))
+        .find(|p| p.is_file())
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+fn read_file(path: &Path, warnings: &mut Vec<String>) -> Result<FileConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message: format!("not valid JSON: {e}"),
+        })?;
+    let Some(obj) = value.as_object() else {
+        return Err(ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message: "the top level must be a JSON object".into(),
+        });
+    };
+    for key in obj.keys() {
+        if !KNOWN_KEYS.contains(&key.as_str()) {
+            warnings.push(format!(
+                "{}: unknown key {key:?} is ignored (known keys: {})",
+                path.display(),
+                KNOWN_KEYS.join(", ")
+            ));
+        }
+    }
+    let known: serde_json::Map<_, _> = obj
+        .iter()
+        .filter(|(k, _)| KNOWN_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    serde_path_to_error::deserialize(serde_json::Value::Object(known)).map_err(|e| {
+        ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message: format!("key `{}`: {}", e.path(), e.inner()),
+        }
+    })
+}
+
+fn merge(into: &mut FileConfig, over: FileConfig) {
+    fn scalar<T: PartialEq + Default>(into: &mut Option<T>, over: Option<T>) {
+        if let Some(v) = over
+            && v != T::default()
+        {
+            *into = Some(v);
+        }
+    }
+    fn list<T: PartialEq>(into: &mut Option<Vec<T>>, over: Option<Vec<T>>) {
+        if let Some(items) = over {
+            let dst = into.get_or_insert_with(Vec::new);
+            for item in items {
+                if !dst.contains(&item) {
+                    dst.push(item);
+                }
+            }
+        }
+    }
+    scalar(&mut into.capsule_max_chars, over.capsule_max_chars);
+    scalar(&mut into.db_max_open_conns, over.db_max_open_conns);
+    scalar(&mut into.db_max_idle_conns, over.db_max_idle_conns);
+    scalar(&mut into.max_body_bytes, over.max_body_bytes);
+    if over.durability.is_some() {
+        into.durability = over.durability;
+    }
+    if over.auth.is_some() {
+        into.auth = over.auth;
+    }
+    into.allow_unsafe_paths = match (into.allow_unsafe_paths, over.allow_unsafe_paths) {
+        (Some(a), Some(b)) => Some(a || b),
+        (a, b) => a.or(b),
+    };
+    list(&mut into.allowed_paths, over.allowed_paths);
+    list(&mut into.disabled_tools, over.disabled_tools);
+    list(&mut into.disabled_types, over.disabled_types);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, text: &str) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("config.json"), text).unwrap();
+    }
+
+    #[test]
+    fn defaults_apply_without_files() {
+        let home = tempfile::tempdir().unwrap();
+        let cfg = Config::load(home.path(), home.path()).unwrap();
+        assert_eq!(cfg.capsule_max_chars, 12_000);
+        assert_eq!(cfg.durability, Durability::Normal);
+        assert!(cfg.sources.is_empty());
+    }
+
+    #[test]
+    fn repo_overrides_scalars_ors_bools_and_merges_arrays() {
+        let home = tempfile::tempdir().unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        write(
+            home.path(),
+            r#"{"capsule_max_chars": 5000, "allow_unsafe_paths": true,
+                "disabled_tools": ["capsule_purge"], "allowed_paths": ["/a"]}"#,
+        );
+        write(
+            &repo.path().join(".moss"),
+            r#"{"capsule_max_chars": 0, "allow_unsafe_paths": false,
+                "disabled_tools": ["capsule_purge", "capsule_import"], "allowed_paths": ["/b"]}"#,
+        );
+        let sub = repo.path().join("src/deep");
+        std::fs::create_dir_all(&sub).unwrap();
+        let cfg = Config::load(home.path(), &sub).unwrap();
+        assert_eq!(cfg.capsule_max_chars, 5000, "zero does not override");
+        assert!(cfg.allow_unsafe_paths, "booleans are OR-ed");
+        assert_eq!(cfg.disabled_tools, vec!["capsule_purge", "capsule_import"]);
+        assert_eq!(
+            cfg.allowed_paths,
+            vec![PathBuf::from("/a"), PathBuf::from("/b")]
+        );
+        assert_eq!(cfg.sources.len(), 2);
+    }
+
+    #[test]
+    fn unknown_keys_and_names_warn() {
+        let home = tempfile::tempdir().unwrap();
+        write(
+            home.path(),
+            r#"{"capsule_max_char": 1, "disabled_tools": ["capsule_nope"], "disabled_types": ["kapsule"]}"#,
+        );
+        let cfg = Config::load(home.path(), home.path()).unwrap();
+        assert_eq!(cfg.warnings.len(), 3, "{:?}", cfg.warnings);
+        assert!(cfg.warnings[0].contains("capsule_max_char"));
+    }
+
+    #[test]
+    fn wrong_types_name_the_key() {
+        let home = tempfile::tempdir().unwrap();
+        write(home.path(), r#"{"capsule_max_chars": "big"}"#);
+        let err = Config::load(home.path(), home.path()).unwrap_err();
+        assert!(err.to_string().contains("capsule_max_chars"), "{err}");
+    }
+
+    #[test]
+    fn disabled_types_disable_their_tools() {
+        let cfg = Config {
+            disabled_types: vec!["capsule".into()],
+            ..Config::default()
+        };
+        assert!(cfg.tool_disabled("capsule_store"));
+        let cfg = Config {
+            disabled_tools: vec!["capsule_purge".into()],
+            ..Config::default()
+        };
+        assert!(cfg.tool_disabled("capsule_purge"));
+        assert!(!cfg.tool_disabled("capsule_store"));
+    }
+}

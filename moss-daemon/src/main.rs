@@ -1,0 +1,88 @@
+//! `mossd`: the Moss daemon.
+
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+
+use anyhow::Context;
+use clap::Parser;
+use moss_daemon::{DaemonOptions, MossHome};
+use tracing_subscriber::EnvFilter;
+
+/// The Moss memory daemon: owns the database and serves REST and MCP on loopback.
+///
+/// Examples:
+///   mossd                              # 127.0.0.1:6677, data in ~/.moss
+///   MOSS_HOME=/tmp/m mossd --addr 127.0.0.1:0
+///   MOSS_LOG=debug mossd
+#[derive(Debug, Parser)]
+#[command(name = "mossd", version, verbatim_doc_comment)]
+struct Args {
+    /// Address to listen on (port 0 picks a free port; the first stdout line says which).
+    #[arg(long, env = "MOSS_ADDR", default_value = moss_client::DEFAULT_ADDR)]
+    addr: SocketAddr,
+    /// Allow a non-loopback --addr. Anyone who can reach it and has the token can read
+    /// everything stored.
+    #[arg(long)]
+    allow_non_loopback: bool,
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_env("MOSS_LOG")
+                .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")),
+        )
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr)
+        .init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mossd: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("mossd")
+        .max_blocking_threads(16)
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let home = MossHome::from_env()?;
+        let cwd = std::env::current_dir().unwrap_or_else(|_| home.dir.clone());
+        let mut daemon = moss_daemon::start(DaemonOptions {
+            home,
+            addr: args.addr,
+            allow_non_loopback: args.allow_non_loopback,
+            cwd,
+        })
+        .await?;
+        {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "listening on http://{}", daemon.addr)?;
+            out.flush()?;
+        }
+        let stop = daemon.shutdown_token();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("signal received; shutting down");
+            stop.cancel();
+        });
+        daemon.wait().await
+    })
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}

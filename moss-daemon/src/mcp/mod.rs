@@ -1,0 +1,116 @@
+//! MCP over streamable HTTP at `/mcp` (rmcp). Tools are listed from [`tools::TOOLS`] and
+//! dispatched to the same domain operations as REST. A failed call is a tool result with
+//! `isError: true` whose text and `structuredContent` are the error envelope, including bad
+//! arguments (which would otherwise be a bare JSON-RPC -32602).
+
+pub mod tools;
+
+use std::sync::Arc;
+
+use moss_client::{ErrorCode, ErrorEnvelope};
+use rmcp::model::*;
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::api::AppState;
+use crate::error::Error;
+
+const INSTRUCTIONS: &str = "Moss keeps capsules: distilled, size-bounded handoffs between \
+    agent sessions. Save state with capsule_store (six sections: Objective, Current status, \
+    Decisions, Next actions, Key locations, Open questions); resume with capsule_fetch by \
+    workspace+name or capsule_latest include_text:true; browse with capsule_list and \
+    capsule_inventory, which never return text.";
+
+/// One MCP session's handler. Sessions share the daemon's state.
+#[derive(Clone)]
+pub struct MossMcp {
+    state: AppState,
+}
+
+impl ServerHandler for MossMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("moss", moss_client::VERSION))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools::listed(&self.state)))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let outcome = if self.state.config.tool_disabled(&name)
+            && tools::TOOLS.iter().any(|t| t.name == name)
+        {
+            Err(Error::invalid(format!(
+                "tool {name:?} is disabled by this daemon's configuration (disabled_tools / \
+                 disabled_types)"
+            )))
+        } else {
+            tokio::select! {
+                r = tools::dispatch(&self.state, &name, args) => r,
+                _ = context.ct.cancelled() => Err(Error::new(
+                    ErrorCode::Cancelled,
+                    format!("{name} cancelled by the client"),
+                )),
+            }
+        };
+        Ok(match outcome {
+            Ok(value) => result_of(value, false),
+            Err(e) => {
+                let env = serde_json::to_value(ErrorEnvelope { error: e.0 })
+                    .unwrap_or_else(|_| Value::Null);
+                result_of(env, true)
+            }
+        }
+        .into())
+    }
+}
+
+/// A tool result whose text and structured content are the same JSON object.
+fn result_of(value: Value, is_error: bool) -> CallToolResult {
+    let value = match value {
+        Value::Object(_) => value,
+        other => serde_json::json!({ "result": other }),
+    };
+    if is_error {
+        CallToolResult::structured_error(value)
+    } else {
+        CallToolResult::structured(value)
+    }
+}
+
+/// The `/mcp` service. Host/Origin/auth are checked by the guard in front of it, so rmcp's own
+/// Host allow-list is turned off (one implementation of the rule).
+pub fn service(
+    state: AppState,
+    shutdown: CancellationToken,
+) -> StreamableHttpService<MossMcp, LocalSessionManager> {
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .with_cancellation_token(shutdown)
+        .with_max_request_body_bytes(state.config.max_body_bytes);
+    StreamableHttpService::new(
+        move || {
+            Ok(MossMcp {
+                state: state.clone(),
+            })
+        },
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}

@@ -1,0 +1,204 @@
+//! Starting and stopping a daemon: home, config, lock, token, store, listener, routes.
+//!
+//! [`start`] binds before it returns, so callers (tests, `mossd`) know the address at once and
+//! never poll for readiness.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::api::{self, AppState};
+use crate::capsule::Capsules;
+use crate::config::{Auth, Config};
+use crate::guard::{self, Guard};
+use crate::home::{DbLock, MossHome};
+use crate::store::{Store, StoreOptions};
+
+/// How long in-flight requests may take to finish once shutdown starts.
+const DRAIN_CAP: Duration = Duration::from_secs(10);
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct DaemonOptions {
+    pub home: MossHome,
+    pub addr: SocketAddr,
+    /// Permit a non-loopback bind address (still never without a token).
+    pub allow_non_loopback: bool,
+    /// Where to look for a repo `.moss/config.json`.
+    pub cwd: PathBuf,
+}
+
+impl DaemonOptions {
+    /// Loopback on an OS-chosen port: what tests use.
+    pub fn ephemeral(home: MossHome) -> Self {
+        DaemonOptions {
+            cwd: home.dir.clone(),
+            home,
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            allow_non_loopback: false,
+        }
+    }
+}
+
+/// A daemon serving in this process.
+#[derive(Debug)]
+pub struct RunningDaemon {
+    pub addr: SocketAddr,
+    /// The bearer token, or `None` with `auth: "none"`.
+    pub token: Option<String>,
+    pub config: Arc<Config>,
+    shutdown: CancellationToken,
+    task: Option<JoinHandle<anyhow::Result<()>>>,
+}
+
+impl RunningDaemon {
+    /// Asks the daemon to stop (what SIGTERM does).
+    pub fn trigger_shutdown(&self) {
+        self.shutdown.cancel();
+    }
+
+    /// A token that stops the daemon when cancelled.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Stops accepting, drains in-flight requests (capped), commits what the writer holds,
+    /// closes the database and releases the lock.
+    pub async fn shutdown(mut self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        self.wait().await
+    }
+
+    /// Waits until the daemon has stopped (after a shutdown was triggered elsewhere).
+    pub async fn wait(&mut self) -> anyhow::Result<()> {
+        match self.task.take() {
+            Some(task) => task.await.context("the daemon task failed")?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for RunningDaemon {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// Starts a daemon: returns once it is listening.
+pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
+    let config = Config::load(&opts.home.dir, &opts.cwd)?;
+    if !opts.addr.ip().is_loopback() {
+        if !opts.allow_non_loopback {
+            bail!(
+                "refusing to listen on {}: it is not a loopback address, and Moss holds agents' \
+                 context. Use 127.0.0.1, or pass --allow-non-loopback if you really mean it",
+                opts.addr
+            );
+        }
+        if config.auth == Auth::None {
+            bail!(
+                "refusing to listen on non-loopback {} with auth \"none\"",
+                opts.addr
+            );
+        }
+    }
+    opts.home.ensure_dir()?;
+    for w in &config.warnings {
+        tracing::warn!("config: {w}");
+    }
+    let mut lock = DbLock::acquire(&opts.home.lock_path())?;
+    let token = match config.auth {
+        Auth::Token => Some(opts.home.ensure_token()?),
+        Auth::None => {
+            tracing::warn!("auth is \"none\": any local process can read and write capsules");
+            None
+        }
+    };
+    let db_path = opts.home.db_path();
+    let (store, writer_thread) = Store::open(
+        &db_path,
+        &StoreOptions {
+            durability: config.durability,
+            read_pool_size: config.read_pool_size,
+            read_pool_idle: config.read_pool_idle,
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db_path.display()))?;
+    let config = Arc::new(config);
+    let state = AppState {
+        capsules: Capsules::new(store.clone(), config.clone()),
+        config: config.clone(),
+        home: opts.home.clone(),
+        started: Instant::now(),
+    };
+    let listener = TcpListener::bind(opts.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", opts.addr))?;
+    let addr = listener.local_addr()?;
+    lock.describe_holder(&format!(
+        "pid {}, listening on http://{addr}",
+        std::process::id()
+    ))?;
+
+    let shutdown = CancellationToken::new();
+    let guard = Arc::new(Guard {
+        token: token.as_deref().map(Arc::from),
+        token_path: opts.home.token_path(),
+        max_body_bytes: config.max_body_bytes,
+        extra_hosts: if addr.ip().is_loopback() {
+            Vec::new()
+        } else {
+            vec![addr.ip().to_string()]
+        },
+    });
+    let app = app(state, guard, shutdown.child_token());
+    let stop = shutdown.clone();
+    let task = tokio::spawn(async move {
+        let serve = axum::serve(listener, app.into_make_service())
+            .with_graceful_shutdown(stop.clone().cancelled_owned());
+        let serve = tokio::spawn(async move { serve.await });
+        stop.cancelled().await;
+        match tokio::time::timeout(DRAIN_CAP, serve).await {
+            Ok(r) => r
+                .context("the server task failed")?
+                .context("serving failed")?,
+            Err(_) => tracing::warn!(
+                "in-flight requests did not finish within {DRAIN_CAP:?}; closing anyway"
+            ),
+        }
+        store.writer.close().await;
+        tokio::task::spawn_blocking(move || writer_thread.join()).await?;
+        drop(store);
+        drop(lock);
+        tracing::info!("stopped");
+        Ok(())
+    });
+    tracing::info!(
+        "listening on http://{addr} (database {}, config from {:?})",
+        db_path.display(),
+        config.sources
+    );
+    Ok(RunningDaemon {
+        addr,
+        token,
+        config,
+        shutdown,
+        task: Some(task),
+    })
+}
+
+/// Every route behind the guard.
+pub fn app(state: AppState, guard: Arc<Guard>, shutdown: CancellationToken) -> Router {
+    let mcp = crate::mcp::service(state.clone(), shutdown);
+    api::routes()
+        .route_service("/mcp", mcp)
+        .with_state(state)
+        .layer(axum::middleware::from_fn_with_state(guard, guard::check))
+}

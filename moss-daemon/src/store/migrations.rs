@@ -1,0 +1,166 @@
+//! Numbered schema migrations, applied under `PRAGMA user_version`.
+//!
+//! Migration N (1-based) brings the schema from version N-1 to N. An existing migration is never
+//! edited: a change is a new entry at the end.
+
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+
+/// Each entry is one migration's SQL, run in one exclusive transaction with the version bump.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the capsule store (seed 001 §9) with its FTS5 index kept in sync by triggers.
+    r#"
+    CREATE TABLE capsules (
+      id              TEXT PRIMARY KEY,
+      workspace_raw   TEXT NOT NULL,
+      workspace_norm  TEXT NOT NULL,
+      name_raw        TEXT,
+      name_norm       TEXT,
+      title           TEXT,
+      capsule_text    TEXT NOT NULL,
+      capsule_chars   INTEGER NOT NULL,
+      tokens_estimate INTEGER NOT NULL,
+      tags_json       TEXT,
+      source          TEXT,
+      run_id          TEXT,
+      phase           TEXT,
+      role            TEXT,
+      created_at      INTEGER NOT NULL,
+      updated_at      INTEGER NOT NULL,
+      deleted_at      INTEGER,
+      -- Monotonic write sequence: breaks updated_at ties (seconds) in commit order.
+      seq             INTEGER NOT NULL
+    );
+
+    -- Fast list/latest (excludes soft-deleted).
+    CREATE INDEX idx_capsules_workspace_updated
+      ON capsules(workspace_norm, updated_at DESC, seq DESC)
+      WHERE deleted_at IS NULL;
+
+    -- list/latest with include_deleted.
+    CREATE INDEX idx_capsules_workspace_updated_all
+      ON capsules(workspace_norm, updated_at DESC, seq DESC);
+
+    -- Global inventory order.
+    CREATE INDEX idx_capsules_updated ON capsules(updated_at DESC, seq DESC);
+
+    -- Unique name handles (excludes soft-deleted).
+    CREATE UNIQUE INDEX idx_capsules_workspace_name_norm
+      ON capsules(workspace_norm, name_norm)
+      WHERE name_norm IS NOT NULL AND deleted_at IS NULL;
+
+    -- Name lookups that include soft-deleted capsules.
+    CREATE INDEX idx_capsules_workspace_name_all
+      ON capsules(workspace_norm, name_norm, updated_at DESC)
+      WHERE name_norm IS NOT NULL;
+
+    -- Orchestration queries.
+    CREATE INDEX idx_capsules_orchestration
+      ON capsules(run_id, phase, role)
+      WHERE run_id IS NOT NULL AND deleted_at IS NULL;
+
+    -- Full-text index over title and body. External content: the text lives once, in capsules.
+    CREATE VIRTUAL TABLE capsules_fts USING fts5(
+      title, capsule_text,
+      content = 'capsules', content_rowid = 'rowid',
+      tokenize = 'unicode61 remove_diacritics 2'
+    );
+
+    CREATE TRIGGER capsules_fts_insert AFTER INSERT ON capsules BEGIN
+      INSERT INTO capsules_fts(rowid, title, capsule_text)
+      VALUES (new.rowid, new.title, new.capsule_text);
+    END;
+
+    CREATE TRIGGER capsules_fts_delete AFTER DELETE ON capsules BEGIN
+      INSERT INTO capsules_fts(capsules_fts, rowid, title, capsule_text)
+      VALUES ('delete', old.rowid, old.title, old.capsule_text);
+    END;
+
+    -- Only text changes reindex: soft delete and metadata updates leave the index alone.
+    CREATE TRIGGER capsules_fts_update AFTER UPDATE OF title, capsule_text ON capsules BEGIN
+      INSERT INTO capsules_fts(capsules_fts, rowid, title, capsule_text)
+      VALUES ('delete', old.rowid, old.title, old.capsule_text);
+      INSERT INTO capsules_fts(rowid, title, capsule_text)
+      VALUES (new.rowid, new.title, new.capsule_text);
+    END;
+    "#,
+];
+
+/// Brings the database up to the latest schema. Refuses a database newer than this build.
+pub fn migrate(conn: &mut Connection) -> Result<u32> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)?;
+    let current: u32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let latest = MIGRATIONS.len() as u32;
+    if current > latest {
+        return Err(Error::internal(
+            "opening the database",
+            format!(
+                "the database schema is version {current}, newer than this mossd understands \
+                 ({latest}); upgrade mossd"
+            ),
+        ));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        tx.execute_batch(sql)
+            .map_err(|e| Error::internal(&format!("applying migration {}", i + 1), e))?;
+        tx.pragma_update(None, "user_version", (i + 1) as u32)?;
+    }
+    tx.commit()?;
+    Ok(latest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_apply_once_and_are_idempotent() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), MIGRATIONS.len() as u32);
+        assert_eq!(migrate(&mut conn).unwrap(), MIGRATIONS.len() as u32);
+        let v: u32 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, MIGRATIONS.len() as u32);
+    }
+
+    #[test]
+    fn fts_follows_inserts_updates_and_deletes() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        conn.execute(
+            "INSERT INTO capsules(id, workspace_raw, workspace_norm, title, capsule_text,
+               capsule_chars, tokens_estimate, created_at, updated_at, seq)
+             VALUES ('a', 'w', 'w', 'Alpha', 'redis cache', 11, 3, 1, 1, 1)",
+            [],
+        )
+        .unwrap();
+        let hits = |conn: &Connection, q: &str| -> i64 {
+            conn.query_row(
+                "SELECT count(*) FROM capsules_fts WHERE capsules_fts MATCH ?1",
+                [q],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        assert_eq!(hits(&conn, "redis"), 1);
+        conn.execute(
+            "UPDATE capsules SET capsule_text = 'postgres' WHERE id = 'a'",
+            [],
+        )
+        .unwrap();
+        assert_eq!(hits(&conn, "redis"), 0);
+        assert_eq!(hits(&conn, "postgres"), 1);
+        conn.execute("DELETE FROM capsules WHERE id = 'a'", [])
+            .unwrap();
+        assert_eq!(hits(&conn, "postgres"), 0);
+    }
+
+    #[test]
+    fn a_newer_database_is_refused() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", 999).unwrap();
+        assert!(migrate(&mut conn).is_err());
+    }
+}

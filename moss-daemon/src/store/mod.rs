@@ -1,0 +1,106 @@
+//! Storage: one SQLite database, one writer thread, a pool of readers.
+//!
+//! - [`migrations`]: numbered schema migrations under `PRAGMA user_version`.
+//! - [`writer`]: the only connection that writes, with group commit.
+//! - [`readers`]: read-only connections for queries.
+
+pub mod migrations;
+pub mod readers;
+pub mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use rusqlite::Connection;
+
+use crate::config::Durability;
+use crate::error::{Error, Result};
+pub use readers::ReadPool;
+pub use writer::{Writer, WriterThread};
+
+/// Options for [`Store::open`].
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    pub durability: Durability,
+    pub read_pool_size: u32,
+    pub read_pool_idle: u32,
+}
+
+/// The database: a writer, a read pool, and the write sequence counter.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pub writer: Writer,
+    pub readers: ReadPool,
+    seq: Arc<AtomicI64>,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating and migrating) the database at `path` and starts the writer.
+    pub fn open(path: &Path, opts: &StoreOptions) -> Result<(Store, WriterThread)> {
+        let mut conn = Connection::open(path)
+            .map_err(|e| Error::internal(&format!("opening {}", path.display()), e))?;
+        restrict_mode(path);
+        let synchronous = match opts.durability {
+            Durability::Normal => "NORMAL",
+            Durability::Full => "FULL",
+        };
+        conn.execute_batch(&format!(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = {synchronous};
+             PRAGMA busy_timeout = 5000;
+             PRAGMA foreign_keys = ON;
+             PRAGMA temp_store = MEMORY;
+             PRAGMA cache_size = -8000;"
+        ))?;
+        migrations::migrate(&mut conn)?;
+        for suffix in ["-wal", "-shm"] {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            restrict_mode(Path::new(&p));
+        }
+        let max_seq: i64 =
+            conn.query_row("SELECT coalesce(max(seq), 0) FROM capsules", [], |r| {
+                r.get(0)
+            })?;
+        let readers = ReadPool::open(path, opts.read_pool_size, opts.read_pool_idle)?;
+        let (writer, thread) =
+            Writer::spawn(conn).map_err(|e| Error::internal("starting the writer thread", e))?;
+        Ok((
+            Store {
+                writer,
+                readers,
+                seq: Arc::new(AtomicI64::new(max_seq)),
+                path: path.to_path_buf(),
+            },
+            thread,
+        ))
+    }
+
+    /// The next write sequence number. Only writer jobs call this, so the order of numbers is
+    /// the order of writes.
+    pub fn next_seq(&self) -> i64 {
+        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn restrict_mode(path: &Path) {
+    if path.exists()
+        && let Err(e) = crate::home::set_mode(path, 0o600)
+    {
+        tracing::warn!("{e:#}");
+    }
+}
+
+/// Unix seconds now.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}

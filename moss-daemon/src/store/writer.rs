@@ -1,0 +1,268 @@
+//! The writer: one OS thread owning the only read-write connection.
+//!
+//! Jobs arrive on a bounded channel. The thread takes whatever is queued (up to a batch cap),
+//! runs the jobs in one transaction with a savepoint per job, commits, and only then replies to
+//! each job. A failing job rolls back to its savepoint alone; the others commit. A reply
+//! therefore means durable (to the configured `durability`). Many concurrent writers cost one
+//! commit per batch instead of one per write (group commit), and no request ever waits on
+//! SQLite's file lock.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::thread::JoinHandle;
+
+use moss_client::ErrorCode;
+use rusqlite::Connection;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::{Error, Result};
+
+/// Jobs queued beyond this make senders wait (back-pressure instead of unbounded memory).
+const QUEUE_DEPTH: usize = 1024;
+/// Jobs committed together at most.
+const MAX_BATCH: usize = 512;
+
+/// Called once the batch a job belongs to has committed (or failed to).
+type Reply = Box<dyn FnOnce(Result<()>) + Send>;
+/// Runs inside the job's savepoint; returns whether to keep its changes, and its reply.
+type Job = Box<dyn FnOnce(&Connection) -> (bool, Reply) + Send>;
+
+enum Msg {
+    Job(Job),
+    /// Finish what is queued before this, then exit.
+    Close,
+}
+
+/// Handle to the writer thread. Cheap to clone.
+#[derive(Clone)]
+pub struct Writer {
+    tx: mpsc::Sender<Msg>,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Writer")
+    }
+}
+
+/// Joins the writer thread when the daemon shuts down.
+#[derive(Debug)]
+pub struct WriterThread {
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Writer {
+    /// Starts the writer thread on an open, migrated connection.
+    pub fn spawn(conn: Connection) -> std::io::Result<(Writer, WriterThread)> {
+        let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
+        let handle = std::thread::Builder::new()
+            .name("moss-writer".into())
+            .spawn(move || run(conn, rx))?;
+        Ok((
+            Writer { tx },
+            WriterThread {
+                handle: Some(handle),
+            },
+        ))
+    }
+
+    /// Runs `f` on the writer connection inside its own savepoint. Resolves after COMMIT.
+    pub async fn run<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let (reply_tx, reply_rx) = oneshot::channel::<Result<T>>();
+        let job: Job = Box::new(move |conn| {
+            let outcome = f(conn);
+            let keep = outcome.is_ok();
+            let reply: Reply = Box::new(move |commit| {
+                let answer = match (outcome, commit) {
+                    (Err(e), _) => Err(e),
+                    (Ok(v), Ok(())) => Ok(v),
+                    (Ok(_), Err(e)) => Err(e),
+                };
+                let _ = reply_tx.send(answer);
+            });
+            (keep, reply)
+        });
+        self.tx.send(Msg::Job(job)).await.map_err(|_| closed())?;
+        reply_rx
+            .await
+            .unwrap_or_else(|_| Err(Error::internal("writing", "the write job did not complete")))
+    }
+
+    /// Asks the thread to finish the queued jobs and stop. Later writes fail with UNAVAILABLE.
+    pub async fn close(&self) {
+        let _ = self.tx.send(Msg::Close).await;
+    }
+}
+
+impl WriterThread {
+    /// Waits for the writer to finish (after [`Writer::close`] or when every sender is gone).
+    pub fn join(mut self) {
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn closed() -> Error {
+    Error::new(
+        ErrorCode::Unavailable,
+        "the daemon is shutting down and accepts no more writes; retry once it is back",
+    )
+}
+
+fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>) {
+    let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
+    let mut closing = false;
+    while !closing {
+        match rx.blocking_recv() {
+            Some(Msg::Job(job)) => batch.push(job),
+            Some(Msg::Close) | None => break,
+        }
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(Msg::Job(job)) => batch.push(job),
+                Ok(Msg::Close) => {
+                    closing = true;
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        commit_batch(&conn, &mut batch);
+    }
+    rx.close();
+    // Anything that raced the close: reject it cleanly rather than dropping it unanswered.
+    while let Ok(msg) = rx.try_recv() {
+        if let Msg::Job(job) = msg {
+            batch.push(job);
+        }
+    }
+    commit_batch(&conn, &mut batch);
+    if let Err(e) = conn.execute_batch("PRAGMA optimize") {
+        tracing::warn!("PRAGMA optimize at shutdown failed: {e}");
+    }
+}
+
+fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
+    if batch.is_empty() {
+        return;
+    }
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        // The jobs never run; dropping them drops their reply senders, so each caller gets an
+        // internal error instead of waiting forever.
+        tracing::error!("cannot start a write transaction: {e}");
+        batch.clear();
+        return;
+    }
+    let mut replies: Vec<Reply> = Vec::with_capacity(batch.len());
+    for job in batch.drain(..) {
+        if let Err(e) = conn.execute_batch("SAVEPOINT job") {
+            tracing::error!("cannot open a savepoint: {e}");
+            continue;
+        }
+        match catch_unwind(AssertUnwindSafe(|| job(conn))) {
+            Ok((keep, reply)) => {
+                if !keep {
+                    rollback_savepoint(conn);
+                } else if let Err(e) = conn.execute_batch("RELEASE job") {
+                    tracing::error!("cannot release a savepoint: {e}");
+                    rollback_savepoint(conn);
+                }
+                replies.push(reply);
+            }
+            Err(_) => {
+                // The job's reply sender was dropped with it: its caller sees an internal error.
+                tracing::error!("a write job panicked; its changes are rolled back");
+                rollback_savepoint(conn);
+            }
+        }
+    }
+    let commit = conn.execute_batch("COMMIT").map_err(|e| {
+        let _ = conn.execute_batch("ROLLBACK");
+        Error::internal("committing", e)
+    });
+    for reply in replies {
+        reply(commit.clone());
+    }
+}
+
+fn rollback_savepoint(conn: &Connection) {
+    if let Err(e) = conn.execute_batch("ROLLBACK TO job; RELEASE job") {
+        tracing::error!("cannot roll back a savepoint: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer() -> (Writer, WriterThread, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = Connection::open(dir.path().join("t.db")).unwrap();
+        conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(x INTEGER UNIQUE);")
+            .unwrap();
+        let (w, t) = Writer::spawn(conn).unwrap();
+        (w, t, dir)
+    }
+
+    #[tokio::test]
+    async fn a_failing_job_rolls_back_alone() {
+        let (w, t, dir) = writer();
+        let mut handles = Vec::new();
+        for i in 0..50 {
+            let w = w.clone();
+            handles.push(tokio::spawn(async move {
+                w.run(move |c| {
+                    c.execute("INSERT INTO t(x) VALUES (?1)", [i % 25])?;
+                    Ok(())
+                })
+                .await
+            }));
+        }
+        let mut ok = 0;
+        for h in handles {
+            if h.await.unwrap().is_ok() {
+                ok += 1;
+            }
+        }
+        assert_eq!(ok, 25, "each duplicate fails alone");
+        w.close().await;
+        t.join();
+        let conn = Connection::open(dir.path().join("t.db")).unwrap();
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 25);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_job_fails_without_taking_the_writer_down() {
+        let (w, t, _dir) = writer();
+        let r: Result<()> = w
+            .run(|c| {
+                c.execute("INSERT INTO t(x) VALUES (1)", [])?;
+                panic!("boom")
+            })
+            .await;
+        assert_eq!(r.unwrap_err().code(), ErrorCode::Internal);
+        let n: i64 = w
+            .run(|c| Ok(c.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?))
+            .await
+            .unwrap();
+        assert_eq!(n, 0, "the panicking job's insert was rolled back");
+        w.close().await;
+        t.join();
+    }
+
+    #[tokio::test]
+    async fn writes_after_close_are_unavailable() {
+        let (w, t, _dir) = writer();
+        w.close().await;
+        t.join();
+        let r = w.run(|_| Ok(())).await;
+        assert_eq!(r.unwrap_err().code(), ErrorCode::Unavailable);
+    }
+}
