@@ -1,1 +1,197 @@
-//! placeholder
+//! Test harness: a real daemon started in-process on port 0 in a temporary `MOSS_HOME`, a typed
+//! client bound to it, and a minimal MCP-over-HTTP session for tool calls.
+//!
+//! ```no_run
+//! # async fn f() {
+//! let d = moss_tests::TestDaemon::start().await;
+//! let health = d.client.health().await.unwrap();
+//! # }
+//! ```
+
+use std::path::Path;
+
+use moss_client::Client;
+use moss_daemon::{DaemonOptions, MossHome, RunningDaemon};
+use serde_json::{Value, json};
+
+/// A daemon serving in this process; stopped and its home deleted on drop.
+pub struct TestDaemon {
+    pub daemon: RunningDaemon,
+    pub client: Client,
+    pub base: String,
+    pub token: String,
+    pub home: tempfile::TempDir,
+}
+
+impl TestDaemon {
+    pub async fn start() -> TestDaemon {
+        Self::start_with_config(None).await
+    }
+
+    /// Starts with `$MOSS_HOME/config.json` holding `config`.
+    pub async fn start_with_config(config: Option<Value>) -> TestDaemon {
+        let home = tempfile::tempdir().expect("temp dir");
+        if let Some(cfg) = config {
+            std::fs::write(home.path().join("config.json"), cfg.to_string()).unwrap();
+        }
+        let daemon = moss_daemon::start(DaemonOptions::ephemeral(MossHome::at(home.path())))
+            .await
+            .expect("daemon starts");
+        let token = daemon.token.clone().unwrap_or_default();
+        let base = format!("http://{}", daemon.addr);
+        let client = Client::new(&daemon.addr.to_string(), Some(token.clone())).unwrap();
+        TestDaemon {
+            daemon,
+            client,
+            base,
+            token,
+            home,
+        }
+    }
+
+    pub fn home_path(&self) -> &Path {
+        self.home.path()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// A raw HTTP client with the bearer token set by each helper below.
+    pub fn http(&self) -> reqwest::Client {
+        reqwest::Client::new()
+    }
+
+    /// `method path` with the token and an optional JSON body; returns (status, JSON body).
+    pub async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut rb = self
+            .http()
+            .request(m, self.url(path))
+            .bearer_auth(&self.token);
+        if let Some(b) = body {
+            rb = rb.json(&b);
+        }
+        let resp = rb.send().await.expect("request");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        let v = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, v)
+    }
+
+    /// An initialized MCP session.
+    pub async fn mcp(&self) -> McpSession {
+        McpSession::connect(&self.base, &self.token).await
+    }
+
+    pub async fn stop(self) {
+        self.daemon.shutdown().await.expect("clean shutdown");
+    }
+}
+
+/// A capsule text that passes the lint, with a marker to tell capsules apart.
+pub fn capsule_text(marker: &str) -> String {
+    format!(
+        "## Objective\n{marker}\n## Current status\nworking\n## Decisions\nnone yet\n\
+         ## Next actions\n- continue\n## Key locations\nsrc/\n## Open questions\nnone\n"
+    )
+}
+
+/// A minimal MCP client over streamable HTTP: enough to initialize, list and call tools.
+pub struct McpSession {
+    http: reqwest::Client,
+    url: String,
+    token: String,
+    session: Option<String>,
+    next_id: u64,
+}
+
+impl McpSession {
+    pub async fn connect(base: &str, token: &str) -> McpSession {
+        let mut s = McpSession {
+            http: reqwest::Client::new(),
+            url: format!("{base}/mcp"),
+            token: token.to_string(),
+            session: None,
+            next_id: 1,
+        };
+        let init = s
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "moss-tests", "version": "0"}
+                }),
+            )
+            .await;
+        assert!(init.get("result").is_some(), "initialize failed: {init}");
+        s.notify("notifications/initialized").await;
+        s
+    }
+
+    async fn post(&self, body: &Value) -> reqwest::Response {
+        let mut rb = self
+            .http
+            .post(&self.url)
+            .bearer_auth(&self.token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .json(body);
+        if let Some(id) = &self.session {
+            rb = rb.header("mcp-session-id", id);
+        }
+        rb.send().await.expect("mcp request")
+    }
+
+    async fn notify(&self, method: &str) {
+        let resp = self
+            .post(&json!({"jsonrpc": "2.0", "method": method}))
+            .await;
+        assert!(resp.status().is_success(), "{method}: {}", resp.status());
+    }
+
+    /// Sends a request and returns the JSON-RPC response object (with `result` or `error`).
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let resp = self
+            .post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        if let Some(sid) = resp.headers().get("mcp-session-id") {
+            self.session = Some(sid.to_str().unwrap().to_string());
+        }
+        let is_sse = resp
+            .headers()
+            .get("content-type")
+            .is_some_and(|c| c.to_str().unwrap_or("").starts_with("text/event-stream"));
+        let text = resp.text().await.unwrap();
+        if !is_sse {
+            return serde_json::from_str(&text).unwrap_or(Value::String(text));
+        }
+        for line in text.lines() {
+            if let Some(data) = line.strip_prefix("data:")
+                && let Ok(v) = serde_json::from_str::<Value>(data.trim())
+                && v.get("id") == Some(&json!(id))
+            {
+                return v;
+            }
+        }
+        panic!("no response to request {id} in: {text}");
+    }
+
+    pub async fn list_tools(&mut self) -> Vec<Value> {
+        let r = self.request("tools/list", json!({})).await;
+        r["result"]["tools"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Calls a tool; returns the `CallToolResult` object.
+    pub async fn call_tool(&mut self, name: &str, args: Value) -> Value {
+        let r = self
+            .request("tools/call", json!({"name": name, "arguments": args}))
+            .await;
+        r.get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("tools/call {name} gave no result: {r}"))
+    }
+}
