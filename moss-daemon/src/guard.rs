@@ -6,13 +6,19 @@
 //! 2. carry no `Origin`, or a loopback one (cross-site requests from pages) → else 403;
 //! 3. declare a body no larger than the cap → else 413;
 //! 4. carry `Authorization: Bearer <token>`, except `GET /health` → else 401.
+//!
+//! A body without a declared length (chunked) is then read here, up to the cap, so that every
+//! route answers an oversized one with the same `REQUEST_TOO_LARGE` envelope (`/mcp` included,
+//! whose transport would otherwise answer a plain-text 413).
 
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, HOST, ORIGIN};
+use axum::http::HeaderValue;
+use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, HOST, ORIGIN, TRANSFER_ENCODING};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use moss_client::ErrorCode;
@@ -31,13 +37,33 @@ pub struct Guard {
 }
 
 pub async fn check(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
-    match guard.admit(&req) {
-        Ok(()) => next.run(req).await,
+    if let Err(e) = guard.admit(&req) {
+        return e.into_response();
+    }
+    match guard.bound_chunked_body(req).await {
+        Ok(req) => next.run(req).await,
         Err(e) => e.into_response(),
     }
 }
 
 impl Guard {
+    /// Reads a chunked body (one without `Content-Length`) up to the cap; an oversized one is
+    /// 413. Bodies with a declared length were checked against the cap in [`Guard::admit`].
+    async fn bound_chunked_body(&self, req: Request) -> Result<Request, Error> {
+        if !req.headers().contains_key(TRANSFER_ENCODING) {
+            return Ok(req);
+        }
+        let (mut parts, body) = req.into_parts();
+        let bytes = axum::body::to_bytes(body, self.max_body_bytes)
+            .await
+            .map_err(|_| crate::api::json::too_large(self.max_body_bytes))?;
+        parts.headers.remove(TRANSFER_ENCODING);
+        parts
+            .headers
+            .insert(CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+        Ok(Request::from_parts(parts, Body::from(bytes)))
+    }
+
     fn admit(&self, req: &Request) -> Result<(), Error> {
         let headers = req.headers();
         let host = headers

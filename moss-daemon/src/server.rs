@@ -10,11 +10,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use axum::Router;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::api::{self, AppState};
+use crate::api::{self, App, AppState};
 use crate::capsule::Capsules;
 use crate::config::{Auth, Config};
 use crate::guard::{self, Guard};
@@ -122,7 +123,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         }
     };
     let db_path = opts.home.db_path();
-    let (store, writer_thread) = Store::open(
+    let (store, store_threads) = Store::open(
         &db_path,
         &StoreOptions {
             durability: config.durability,
@@ -132,16 +133,23 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     )
     .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db_path.display()))?;
     let config = Arc::new(config);
-    let state = AppState {
+    let state = AppState(Arc::new(App {
         capsules: Capsules::new(store.clone(), config.clone()),
         config: config.clone(),
         home: opts.home.clone(),
         started: Instant::now(),
-    };
+    }));
     let listener = TcpListener::bind(opts.addr)
         .await
         .with_context(|| format!("cannot listen on {}", opts.addr))?;
     let addr = listener.local_addr()?;
+    // MCP answers in several small SSE writes; with Nagle on, each tool call would wait out the
+    // client's delayed ACK (~40 ms).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+    });
     lock.describe_holder(&format!(
         "pid {}, listening on http://{addr}",
         std::process::id()
@@ -174,7 +182,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
             ),
         }
         store.writer.close().await;
-        tokio::task::spawn_blocking(move || writer_thread.join()).await?;
+        tokio::task::spawn_blocking(move || store_threads.join()).await?;
         drop(store);
         drop(lock);
         tracing::info!("stopped");

@@ -104,6 +104,8 @@ pub struct McpSession {
     token: String,
     session: Option<String>,
     next_id: u64,
+    /// The `result` of the `initialize` request (server info, capabilities, instructions).
+    pub initialize: Value,
 }
 
 impl McpSession {
@@ -114,6 +116,7 @@ impl McpSession {
             token: token.to_string(),
             session: None,
             next_id: 1,
+            initialize: Value::Null,
         };
         let init = s
             .request(
@@ -126,6 +129,7 @@ impl McpSession {
             )
             .await;
         assert!(init.get("result").is_some(), "initialize failed: {init}");
+        s.initialize = init["result"].clone();
         s.notify("notifications/initialized").await;
         s
     }

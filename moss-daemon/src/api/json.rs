@@ -27,12 +27,22 @@ fn invalid_field(what: &str, e: serde_path_to_error::Error<serde_json::Error>) -
         Some(i) => inner[..i].to_string(),
         None => inner,
     };
-    let message = if path == "." || path.is_empty() {
+    let root = path == "." || path.is_empty();
+    let message = if root {
         format!("invalid {what}: {inner}")
     } else {
         format!("invalid {what}: field `{path}`: {inner}")
     };
-    let field = (path != "." && !path.is_empty()).then_some(path);
+    // A missing field is reported at its parent's path; name the field itself.
+    let missing = inner
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next());
+    let field = match (missing, root) {
+        (Some(name), true) => Some(name.to_string()),
+        (Some(name), false) => Some(format!("{path}.{name}")),
+        (None, true) => None,
+        (None, false) => Some(path),
+    };
     Error::invalid(message).with_details(serde_json::json!({ "field": field }))
 }
 

@@ -21,12 +21,24 @@ use crate::error::Error;
 use crate::home::MossHome;
 
 /// What every handler and tool can reach.
-#[derive(Clone, Debug)]
-pub struct AppState {
+#[derive(Debug)]
+pub struct App {
     pub capsules: Capsules,
     pub config: Arc<Config>,
     pub home: MossHome,
     pub started: Instant,
+}
+
+/// Shared handle on [`App`]; cloned per request, so it is one reference count.
+#[derive(Clone, Debug)]
+pub struct AppState(pub Arc<App>);
+
+impl std::ops::Deref for AppState {
+    type Target = App;
+
+    fn deref(&self) -> &App {
+        &self.0
+    }
 }
 
 impl IntoResponse for Error {

@@ -155,6 +155,14 @@ fn label(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The synonyms of each required section, normalized once.
+fn normalized_synonyms() -> &'static [Vec<String>; 6] {
+    static SYNONYMS: std::sync::OnceLock<[Vec<String>; 6]> = std::sync::OnceLock::new();
+    SYNONYMS
+        .get_or_init(|| REQUIRED_SECTIONS.map(|(_, syns)| syns.iter().map(|s| label(s)).collect()))
+}
+
+#[cfg(test)]
 fn is_synonym(candidate: &str, synonyms: &[&str]) -> bool {
     let c = label(candidate);
     synonyms.iter().any(|s| label(s) == c)
@@ -188,11 +196,12 @@ fn candidate_labels(text: &str) -> Vec<String> {
 
 /// The canonical names of the required sections `text` lacks, in the order of the contract.
 pub fn missing_sections(text: &str) -> Vec<&'static str> {
-    let labels = candidate_labels(text);
+    let labels: Vec<String> = candidate_labels(text).iter().map(|l| label(l)).collect();
     REQUIRED_SECTIONS
         .iter()
-        .filter(|(_, synonyms)| !labels.iter().any(|l| is_synonym(l, synonyms)))
-        .map(|(canonical, _)| *canonical)
+        .zip(normalized_synonyms())
+        .filter(|(_, synonyms)| !labels.iter().any(|l| synonyms.contains(l)))
+        .map(|((canonical, _), _)| *canonical)
         .collect()
 }
 

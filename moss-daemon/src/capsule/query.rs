@@ -113,7 +113,7 @@ pub fn find(
             } else {
                 let any = format!(
                     "SELECT {cols} FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
-                     ORDER BY updated_at DESC, seq DESC LIMIT 1"
+                     AND deleted_at IS NOT NULL ORDER BY updated_at DESC, seq DESC LIMIT 1"
                 );
                 conn.prepare_cached(&any)?
                     .query_row([&workspace.norm, name_norm], capsule_from_row)

@@ -72,8 +72,7 @@ impl ServerHandler for MossMcp {
         Ok(match outcome {
             Ok(value) => result_of(value, false),
             Err(e) => {
-                let env = serde_json::to_value(ErrorEnvelope { error: e.0 })
-                    .unwrap_or_else(|_| Value::Null);
+                let env = serde_json::to_value(ErrorEnvelope { error: e.0 }).unwrap_or(Value::Null);
                 result_of(env, true)
             }
         }

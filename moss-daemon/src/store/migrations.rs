@@ -33,27 +33,25 @@ pub const MIGRATIONS: &[&str] = &[
       seq             INTEGER NOT NULL
     );
 
-    -- Fast list/latest (excludes soft-deleted).
+    -- Fast list/latest. Not partial: soft-deleted rows are few (and purgeable), so active-only
+    -- queries skip them cheaply, while include_deleted queries use the same index; one index
+    -- instead of two on every write. deleted_at is last so counts are index-only.
     CREATE INDEX idx_capsules_workspace_updated
-      ON capsules(workspace_norm, updated_at DESC, seq DESC)
-      WHERE deleted_at IS NULL;
-
-    -- list/latest with include_deleted.
-    CREATE INDEX idx_capsules_workspace_updated_all
-      ON capsules(workspace_norm, updated_at DESC, seq DESC);
+      ON capsules(workspace_norm, updated_at DESC, seq DESC, deleted_at);
 
     -- Global inventory order.
-    CREATE INDEX idx_capsules_updated ON capsules(updated_at DESC, seq DESC);
+    CREATE INDEX idx_capsules_updated ON capsules(updated_at DESC, seq DESC, deleted_at);
 
     -- Unique name handles (excludes soft-deleted).
     CREATE UNIQUE INDEX idx_capsules_workspace_name_norm
       ON capsules(workspace_norm, name_norm)
       WHERE name_norm IS NOT NULL AND deleted_at IS NULL;
 
-    -- Name lookups that include soft-deleted capsules.
-    CREATE INDEX idx_capsules_workspace_name_all
+    -- Names of soft-deleted capsules (include_deleted fetch by name). Partial, so storing and
+    -- updating active capsules never touches it.
+    CREATE INDEX idx_capsules_workspace_name_deleted
       ON capsules(workspace_norm, name_norm, updated_at DESC)
-      WHERE name_norm IS NOT NULL;
+      WHERE name_norm IS NOT NULL AND deleted_at IS NOT NULL;
 
     -- Orchestration queries.
     CREATE INDEX idx_capsules_orchestration
@@ -67,22 +65,32 @@ pub const MIGRATIONS: &[&str] = &[
       tokenize = 'unicode61 remove_diacritics 2'
     );
 
+    -- Text changes of the current write batch, fed by the triggers below and applied to
+    -- capsules_fts by the writer just before COMMIT (see store::fts). FTS5 flushes its pending
+    -- index data to a new segment at every savepoint, so indexing inside each job's savepoint
+    -- would cost one segment (and its merges) per write; the queue makes it one per batch.
+    -- `old_*` hold the indexed version a change replaces (NULL for inserts).
+    CREATE TABLE capsules_fts_queue (
+      seq           INTEGER PRIMARY KEY,
+      doc           INTEGER NOT NULL,
+      indexed       INTEGER NOT NULL,
+      old_title     TEXT,
+      old_text      TEXT
+    );
+
     CREATE TRIGGER capsules_fts_insert AFTER INSERT ON capsules BEGIN
-      INSERT INTO capsules_fts(rowid, title, capsule_text)
-      VALUES (new.rowid, new.title, new.capsule_text);
+      INSERT INTO capsules_fts_queue(doc, indexed) VALUES (new.rowid, 0);
     END;
 
     CREATE TRIGGER capsules_fts_delete AFTER DELETE ON capsules BEGIN
-      INSERT INTO capsules_fts(capsules_fts, rowid, title, capsule_text)
-      VALUES ('delete', old.rowid, old.title, old.capsule_text);
+      INSERT INTO capsules_fts_queue(doc, indexed, old_title, old_text)
+      VALUES (old.rowid, 1, old.title, old.capsule_text);
     END;
 
     -- Only text changes reindex: soft delete and metadata updates leave the index alone.
     CREATE TRIGGER capsules_fts_update AFTER UPDATE OF title, capsule_text ON capsules BEGIN
-      INSERT INTO capsules_fts(capsules_fts, rowid, title, capsule_text)
-      VALUES ('delete', old.rowid, old.title, old.capsule_text);
-      INSERT INTO capsules_fts(rowid, title, capsule_text)
-      VALUES (new.rowid, new.title, new.capsule_text);
+      INSERT INTO capsules_fts_queue(doc, indexed, old_title, old_text)
+      VALUES (old.rowid, 1, old.title, old.capsule_text);
     END;
     "#,
 ];
@@ -144,17 +152,36 @@ mod tests {
             )
             .unwrap()
         };
+        let set_text = |conn: &Connection, t: &str| {
+            conn.execute("UPDATE capsules SET capsule_text = ?1 WHERE id = 'a'", [t])
+                .unwrap();
+        };
+        assert_eq!(
+            hits(&conn, "redis"),
+            0,
+            "indexing waits for the batch's end"
+        );
+        crate::store::fts::apply_queue(&conn).unwrap();
         assert_eq!(hits(&conn, "redis"), 1);
-        conn.execute(
-            "UPDATE capsules SET capsule_text = 'postgres' WHERE id = 'a'",
-            [],
-        )
-        .unwrap();
+        assert_eq!(hits(&conn, "alpha"), 1, "the title is indexed");
+        set_text(&conn, "postgres");
+        set_text(&conn, "mysql");
+        crate::store::fts::apply_queue(&conn).unwrap();
         assert_eq!(hits(&conn, "redis"), 0);
-        assert_eq!(hits(&conn, "postgres"), 1);
+        assert_eq!(hits(&conn, "postgres"), 0);
+        assert_eq!(hits(&conn, "mysql"), 1);
         conn.execute("DELETE FROM capsules WHERE id = 'a'", [])
             .unwrap();
-        assert_eq!(hits(&conn, "postgres"), 0);
+        crate::store::fts::apply_queue(&conn).unwrap();
+        assert_eq!(hits(&conn, "mysql"), 0);
+        let queued: i64 = conn
+            .query_row("SELECT count(*) FROM capsules_fts_queue", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(queued, 0);
+        conn.execute_batch(
+            "INSERT INTO capsules_fts(capsules_fts, rank) VALUES ('integrity-check', 1)",
+        )
+        .unwrap();
     }
 
     #[test]

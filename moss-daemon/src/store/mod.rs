@@ -1,9 +1,13 @@
 //! Storage: one SQLite database, one writer thread, a pool of readers.
 //!
+//! - [`checkpointer`]: WAL checkpoints on their own thread, off the writer's path.
+//! - [`fts`]: applies the batch's queued text changes to the full-text index.
 //! - [`migrations`]: numbered schema migrations under `PRAGMA user_version`.
 //! - [`writer`]: the only connection that writes, with group commit.
 //! - [`readers`]: read-only connections for queries.
 
+pub mod checkpointer;
+pub mod fts;
 pub mod migrations;
 pub mod readers;
 pub mod writer;
@@ -37,8 +41,9 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating and migrating) the database at `path` and starts the writer.
-    pub fn open(path: &Path, opts: &StoreOptions) -> Result<(Store, WriterThread)> {
+    /// Opens (creating and migrating) the database at `path` and starts the writer and the
+    /// checkpointer.
+    pub fn open(path: &Path, opts: &StoreOptions) -> Result<(Store, StoreThreads)> {
         let mut conn = Connection::open(path)
             .map_err(|e| Error::internal(&format!("opening {}", path.display()), e))?;
         restrict_mode(path);
@@ -52,7 +57,9 @@ impl Store {
              PRAGMA busy_timeout = 5000;
              PRAGMA foreign_keys = ON;
              PRAGMA temp_store = MEMORY;
-             PRAGMA cache_size = -8000;"
+             PRAGMA cache_size = -16000;
+             PRAGMA wal_autocheckpoint = 0; -- see checkpointer
+             PRAGMA journal_size_limit = 67108864;"
         ))?;
         migrations::migrate(&mut conn)?;
         for suffix in ["-wal", "-shm"] {
@@ -65,8 +72,9 @@ impl Store {
                 r.get(0)
             })?;
         let readers = ReadPool::open(path, opts.read_pool_size, opts.read_pool_idle)?;
-        let (writer, thread) =
-            Writer::spawn(conn).map_err(|e| Error::internal("starting the writer thread", e))?;
+        let checkpointer = checkpointer::Checkpointer::spawn(path)?;
+        let (writer, thread) = Writer::spawn(conn, fts::apply_queue)
+            .map_err(|e| Error::internal("starting the writer thread", e))?;
         Ok((
             Store {
                 writer,
@@ -74,7 +82,10 @@ impl Store {
                 seq: Arc::new(AtomicI64::new(max_seq)),
                 path: path.to_path_buf(),
             },
-            thread,
+            StoreThreads {
+                writer: thread,
+                checkpointer,
+            },
         ))
     }
 
@@ -94,6 +105,21 @@ fn restrict_mode(path: &Path) {
         && let Err(e) = crate::home::set_mode(path, 0o600)
     {
         tracing::warn!("{e:#}");
+    }
+}
+
+/// The store's background threads, joined at shutdown.
+#[derive(Debug)]
+pub struct StoreThreads {
+    writer: WriterThread,
+    checkpointer: checkpointer::Checkpointer,
+}
+
+impl StoreThreads {
+    /// Stops the checkpointer and waits for the writer (after [`Writer::close`]).
+    pub fn join(mut self) {
+        self.checkpointer.stop();
+        self.writer.join();
     }
 }
 

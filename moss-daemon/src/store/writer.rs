@@ -21,6 +21,8 @@ const QUEUE_DEPTH: usize = 1024;
 /// Jobs committed together at most.
 const MAX_BATCH: usize = 512;
 
+/// Work done once per batch, just before COMMIT.
+pub type BeforeCommit = fn(&Connection) -> rusqlite::Result<()>;
 /// Called once the batch a job belongs to has committed (or failed to).
 type Reply = Box<dyn FnOnce(Result<()>) + Send>;
 /// Runs inside the job's savepoint; returns whether to keep its changes, and its reply.
@@ -51,12 +53,16 @@ pub struct WriterThread {
 }
 
 impl Writer {
-    /// Starts the writer thread on an open, migrated connection.
-    pub fn spawn(conn: Connection) -> std::io::Result<(Writer, WriterThread)> {
+    /// Starts the writer thread on an open, migrated connection. `before_commit` runs at the
+    /// end of every batch, outside the jobs' savepoints and inside their transaction.
+    pub fn spawn(
+        conn: Connection,
+        before_commit: BeforeCommit,
+    ) -> std::io::Result<(Writer, WriterThread)> {
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         let handle = std::thread::Builder::new()
             .name("moss-writer".into())
-            .spawn(move || run(conn, rx))?;
+            .spawn(move || run(conn, rx, before_commit))?;
         Ok((
             Writer { tx },
             WriterThread {
@@ -113,7 +119,7 @@ fn closed() -> Error {
     )
 }
 
-fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>) {
+fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, before_commit: BeforeCommit) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut closing = false;
     while !closing {
@@ -131,7 +137,7 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>) {
                 Err(_) => break,
             }
         }
-        commit_batch(&conn, &mut batch);
+        commit_batch(&conn, &mut batch, before_commit);
     }
     rx.close();
     // Anything that raced the close: reject it cleanly rather than dropping it unanswered.
@@ -140,17 +146,17 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>) {
             batch.push(job);
         }
     }
-    commit_batch(&conn, &mut batch);
+    commit_batch(&conn, &mut batch, before_commit);
     if let Err(e) = conn.execute_batch("PRAGMA optimize") {
         tracing::warn!("PRAGMA optimize at shutdown failed: {e}");
     }
 }
 
-fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
+fn commit_batch(conn: &Connection, batch: &mut Vec<Job>, before_commit: BeforeCommit) {
     if batch.is_empty() {
         return;
     }
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+    if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
         // The jobs never run; dropping them drops their reply senders, so each caller gets an
         // internal error instead of waiting forever.
         tracing::error!("cannot start a write transaction: {e}");
@@ -159,7 +165,7 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
     }
     let mut replies: Vec<Reply> = Vec::with_capacity(batch.len());
     for job in batch.drain(..) {
-        if let Err(e) = conn.execute_batch("SAVEPOINT job") {
+        if let Err(e) = exec(conn, "SAVEPOINT job") {
             tracing::error!("cannot open a savepoint: {e}");
             continue;
         }
@@ -167,7 +173,7 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
             Ok((keep, reply)) => {
                 if !keep {
                     rollback_savepoint(conn);
-                } else if let Err(e) = conn.execute_batch("RELEASE job") {
+                } else if let Err(e) = exec(conn, "RELEASE job") {
                     tracing::error!("cannot release a savepoint: {e}");
                     rollback_savepoint(conn);
                 }
@@ -180,17 +186,24 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
             }
         }
     }
-    let commit = conn.execute_batch("COMMIT").map_err(|e| {
-        let _ = conn.execute_batch("ROLLBACK");
-        Error::internal("committing", e)
-    });
+    let commit = before_commit(conn)
+        .and_then(|()| exec(conn, "COMMIT"))
+        .map_err(|e| {
+            let _ = conn.execute_batch("ROLLBACK");
+            Error::internal("committing", e)
+        });
     for reply in replies {
         reply(commit.clone());
     }
 }
 
+/// Runs a transaction-control statement from the statement cache (no re-parsing per job).
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
 fn rollback_savepoint(conn: &Connection) {
-    if let Err(e) = conn.execute_batch("ROLLBACK TO job; RELEASE job") {
+    if let Err(e) = exec(conn, "ROLLBACK TO job").and_then(|()| exec(conn, "RELEASE job")) {
         tracing::error!("cannot roll back a savepoint: {e}");
     }
 }
@@ -204,7 +217,7 @@ mod tests {
         let conn = Connection::open(dir.path().join("t.db")).unwrap();
         conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(x INTEGER UNIQUE);")
             .unwrap();
-        let (w, t) = Writer::spawn(conn).unwrap();
+        let (w, t) = Writer::spawn(conn, |_| Ok(())).unwrap();
         (w, t, dir)
     }
 
