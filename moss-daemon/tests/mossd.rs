@@ -1,0 +1,94 @@
+//! `mossd` as a black box: the first stdout line, the lock on a shared home, refused addresses.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Child, Command, Stdio};
+
+struct Mossd(Child);
+
+impl Drop for Mossd {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn mossd(home: &std::path::Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mossd"));
+    c.args(args)
+        .env("MOSS_HOME", home)
+        .env_remove("MOSS_ADDR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Starts mossd on port 0 and returns it with the address from its first stdout line.
+fn start(home: &std::path::Path) -> (Mossd, String) {
+    let mut child = mossd(home, &["--addr", "127.0.0.1:0"]).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (Mossd(child), addr)
+}
+
+#[test]
+fn prints_its_address_and_secures_its_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("moss");
+    let (_d, addr) = start(&home);
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+    let mode = |p: &str| {
+        std::fs::metadata(home.join(p))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(
+        std::fs::metadata(&home).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    assert_eq!(mode("token"), 0o600);
+    assert_eq!(mode("moss.db"), 0o600);
+    let lock = std::fs::read_to_string(home.join("moss.db.lock")).unwrap();
+    assert!(lock.contains(&addr), "the lock names the holder: {lock}");
+}
+
+#[test]
+fn a_second_daemon_on_the_same_home_exits_naming_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, addr) = start(dir.path());
+    let out = mossd(dir.path(), &["--addr", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("another Moss daemon already owns this database"),
+        "{err}"
+    );
+    assert!(err.contains(&addr), "names the holder's address: {err}");
+    drop(first);
+}
+
+#[test]
+fn non_loopback_addresses_are_refused_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mossd(dir.path(), &["--addr", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not a loopback address") && err.contains("--allow-non-loopback"),
+        "{err}"
+    );
+}
