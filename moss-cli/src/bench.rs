@@ -1,0 +1,296 @@
+//! `moss bench`: concurrent clients against a running daemon, one phase per operation.
+//!
+//! Phases run one after another, each for the full duration: store (distinct names in a fresh
+//! workspace), fetch by name (names stored in the first phase, picked at random), and
+//! `GET /health` (the HTTP floor). Latency is measured per request on the client side.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use moss_client::{Client, FetchRequest, StoreRequest};
+use serde::Serialize;
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 32)]
+    clients: usize,
+    /// Seconds per phase.
+    #[arg(long, default_value_t = 10.0)]
+    duration: f64,
+    /// Capsule size in bytes.
+    #[arg(long, default_value_t = 2048)]
+    size: usize,
+    /// Workspace to write into (default: a fresh bench-<ulid>).
+    #[arg(long)]
+    workspace: Option<String>,
+    /// Print one JSON line instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Figures for one operation.
+#[derive(Debug, Serialize)]
+pub struct OpReport {
+    pub ops: u64,
+    pub errors: u64,
+    pub throughput: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    addr: String,
+    clients: usize,
+    duration_s: f64,
+    size_bytes: usize,
+    workspace: String,
+    store: OpReport,
+    fetch: OpReport,
+    health: OpReport,
+    store_health_ratio: f64,
+    fetch_health_ratio: f64,
+}
+
+#[derive(Default)]
+struct Samples {
+    lat_us: Vec<u32>,
+    errors: u64,
+    first_error: Option<String>,
+}
+
+/// A capsule that passes the lint, padded with words to about `size` bytes.
+pub fn capsule_of_size(size: usize) -> String {
+    let mut text = String::from(
+        "## Objective\nMeasure Moss.\n## Current status\nRunning.\n## Decisions\nNone.\n\
+         ## Next actions\nRead the figures.\n## Key locations\nmoss-cli/src/bench.rs\n\
+         ## Open questions\n",
+    );
+    let words = [
+        "latency",
+        "throughput",
+        "capsule",
+        "writer",
+        "commit",
+        "sqlite",
+        "agent",
+    ];
+    let mut i = 0;
+    while text.len() < size {
+        text.push_str(words[i % words.len()]);
+        text.push(if i % 12 == 11 { '\n' } else { ' ' });
+        i += 1;
+    }
+    text.truncate(size.max(text.find("## Open questions").unwrap_or(0) + 18));
+    text
+}
+
+/// Small, fast, good enough to spread fetches over the stored names.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+}
+
+async fn phase<F, Fut>(clients: usize, duration: Duration, op: F) -> (OpReport, Vec<u64>)
+where
+    F: Fn(usize, u64, &mut XorShift) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), String>> + Send,
+{
+    let op = Arc::new(op);
+    let start = Instant::now();
+    let deadline = start + duration;
+    let mut tasks = Vec::with_capacity(clients);
+    for c in 0..clients {
+        let op = op.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut s = Samples::default();
+            let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ (c as u64 + 1));
+            let mut n = 0u64;
+            while Instant::now() < deadline {
+                let t = Instant::now();
+                let r = op(c, n, &mut rng).await;
+                let us = t.elapsed().as_micros().min(u32::MAX as u128) as u32;
+                match r {
+                    Ok(()) => {
+                        s.lat_us.push(us);
+                        n += 1;
+                    }
+                    Err(e) => {
+                        s.errors += 1;
+                        s.first_error.get_or_insert(e);
+                    }
+                }
+            }
+            (s, n)
+        }));
+    }
+    let mut all = Samples::default();
+    let mut per_client = Vec::with_capacity(clients);
+    for t in tasks {
+        let (s, n) = t.await.expect("bench task");
+        all.lat_us.extend(s.lat_us);
+        all.errors += s.errors;
+        if all.first_error.is_none() {
+            all.first_error = s.first_error;
+        }
+        per_client.push(n);
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    all.lat_us.sort_unstable();
+    let pct = |p: f64| -> f64 {
+        if all.lat_us.is_empty() {
+            return 0.0;
+        }
+        let i = ((all.lat_us.len() as f64 * p).ceil() as usize).clamp(1, all.lat_us.len()) - 1;
+        all.lat_us[i] as f64 / 1000.0
+    };
+    let ops = all.lat_us.len() as u64;
+    (
+        OpReport {
+            ops,
+            errors: all.errors,
+            throughput: ops as f64 / elapsed,
+            p50_ms: pct(0.50),
+            p99_ms: pct(0.99),
+            first_error: all.first_error,
+        },
+        per_client,
+    )
+}
+
+pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
+    if args.clients == 0 || args.duration <= 0.0 {
+        anyhow::bail!("--clients and --duration must be positive");
+    }
+    client.health().await?;
+    let duration = Duration::from_secs_f64(args.duration);
+    let workspace = args.workspace.unwrap_or_else(|| {
+        format!(
+            "bench-{}",
+            ulid::Ulid::generate().to_string().to_lowercase()
+        )
+    });
+    let text = Arc::new(capsule_of_size(args.size));
+
+    let (c, ws, txt) = (client.clone(), workspace.clone(), text.clone());
+    let (store, stored) = phase(args.clients, duration, move |client_no, n, _| {
+        let (c, ws, txt) = (c.clone(), ws.clone(), txt.clone());
+        async move {
+            let req = StoreRequest {
+                capsule_text: txt.to_string(),
+                workspace: Some(ws),
+                name: Some(format!("c{client_no}-{n}")),
+                source: Some("moss-bench".into()),
+                ..Default::default()
+            };
+            c.store(&req).await.map(|_| ()).map_err(|e| e.to_string())
+        }
+    })
+    .await;
+
+    let stored = Arc::new(stored);
+    let (c, ws) = (client.clone(), workspace.clone());
+    let (fetch, _) = phase(args.clients, duration, move |client_no, _, rng| {
+        let (c, ws, stored) = (c.clone(), ws.clone(), stored.clone());
+        let owner = (rng.next() as usize) % stored.len();
+        let count = stored[owner].max(1);
+        let pick = rng.next() % count;
+        let _ = client_no;
+        async move {
+            let req = FetchRequest {
+                workspace: Some(ws),
+                name: Some(format!("c{owner}-{pick}")),
+                ..Default::default()
+            };
+            c.fetch(&req).await.map(|_| ()).map_err(|e| e.to_string())
+        }
+    })
+    .await;
+
+    let c = client.clone();
+    let (health, _) = phase(args.clients, duration, move |_, _, _| {
+        let c = c.clone();
+        async move { c.health().await.map(|_| ()).map_err(|e| e.to_string()) }
+    })
+    .await;
+
+    let ratio = |x: f64| {
+        if health.throughput > 0.0 {
+            x / health.throughput
+        } else {
+            0.0
+        }
+    };
+    let report = Report {
+        addr: client.addr().to_string(),
+        clients: args.clients,
+        duration_s: args.duration,
+        size_bytes: args.size,
+        store_health_ratio: ratio(store.throughput),
+        fetch_health_ratio: ratio(fetch.throughput),
+        workspace,
+        store,
+        fetch,
+        health,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print_table(&report);
+    }
+    Ok(())
+}
+
+fn print_table(r: &Report) {
+    println!(
+        "moss bench: {} clients, {} s per phase, {}-byte capsules, daemon at {}",
+        r.clients, r.duration_s, r.size_bytes, r.addr
+    );
+    println!(
+        "{:<8} {:>10} {:>12} {:>9} {:>9} {:>8}",
+        "op", "ops", "ops/s", "p50 ms", "p99 ms", "errors"
+    );
+    for (name, op) in [
+        ("store", &r.store),
+        ("fetch", &r.fetch),
+        ("health", &r.health),
+    ] {
+        println!(
+            "{:<8} {:>10} {:>12.0} {:>9.3} {:>9.3} {:>8}",
+            name, op.ops, op.throughput, op.p50_ms, op.p99_ms, op.errors
+        );
+        if let Some(e) = &op.first_error {
+            println!("         first error: {e}");
+        }
+    }
+    println!(
+        "store/health {:.3}   fetch/health {:.3}   (workspace {})",
+        r.store_health_ratio, r.fetch_health_ratio, r.workspace
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bench_capsules_have_the_asked_size() {
+        for size in [300, 2048, 8192] {
+            let t = capsule_of_size(size);
+            assert_eq!(t.len(), size);
+            assert!(t.contains("## Open questions"));
+        }
+    }
+}

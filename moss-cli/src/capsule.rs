@@ -1,0 +1,387 @@
+//! Capsule subcommands: each builds the wire request and calls the typed client.
+
+use std::io::{IsTerminal, Read};
+
+use anyhow::bail;
+use clap::{Args, Subcommand};
+use moss_client::*;
+
+use crate::output::{Format, print};
+
+#[derive(Debug, Subcommand)]
+pub enum CapsuleCommand {
+    /// Store a capsule read from stdin.
+    ///
+    /// The text must hold the six sections (Objective, Current status, Decisions,
+    /// Next actions, Key locations, Open questions) unless --allow-thin.
+    ///
+    /// Examples:
+    ///   moss store --name auth < capsule.md
+    ///   moss store --name auth --workspace myproject --title "Auth context" < capsule.md
+    ///   cat capsule.md | moss store --name auth --mode replace --tags auth,jwt
+    #[command(verbatim_doc_comment)]
+    Store(StoreArgs),
+    /// Fetch one capsule by id, or by --workspace and --name.
+    ///
+    /// Examples:
+    ///   moss fetch 01JABCDEF0123456789ABCDEFG
+    ///   moss fetch --workspace myproject --name auth
+    ///   moss fetch --name auth --no-text        # summary only
+    #[command(verbatim_doc_comment)]
+    Fetch(FetchArgs),
+    /// Fetch up to 50 capsules at once; missing ones are listed under "errors".
+    ///
+    /// Examples:
+    ///   moss fetch-many --workspace phinn --name pr-123-base --name pr-123-design
+    ///   moss fetch-many --id 01JABCDEF0123456789ABCDEFG --name auth --no-text
+    #[command(verbatim_doc_comment)]
+    FetchMany(FetchManyArgs),
+    /// Update a capsule's text (from stdin, when piped) and/or metadata.
+    ///
+    /// Examples:
+    ///   moss update 01JABCDEF0123456789ABCDEFG --title "New title"
+    ///   moss update --workspace myproject --name auth < updated.md
+    ///   moss update --name auth --phase review --if-updated-at 1737260500
+    #[command(verbatim_doc_comment)]
+    Update(UpdateArgs),
+    /// Soft-delete a capsule (recoverable with include_deleted / export).
+    ///
+    /// Examples:
+    ///   moss delete 01JABCDEF0123456789ABCDEFG
+    ///   moss delete --workspace myproject --name auth
+    #[command(verbatim_doc_comment)]
+    Delete(AddressArgs),
+    /// The most recently updated capsule of a workspace (summary unless --include-text).
+    ///
+    /// Examples:
+    ///   moss latest --workspace myproject
+    ///   moss latest --include-text --run-id pr-42 --phase design
+    #[command(verbatim_doc_comment)]
+    Latest(LatestArgs),
+    /// List capsule summaries of one workspace, newest first.
+    ///
+    /// Examples:
+    ///   moss list --workspace myproject --limit 50
+    ///   moss list --run-id pr-42 --format table
+    #[command(verbatim_doc_comment)]
+    List(ListArgs),
+    /// Capsule summaries across all workspaces, newest first.
+    ///
+    /// Examples:
+    ///   moss inventory --format table
+    ///   moss inventory --tag auth --name-prefix au
+    #[command(verbatim_doc_comment)]
+    Inventory(InventoryArgs),
+}
+
+/// `<id>` or `--workspace` + `--name`.
+#[derive(Debug, Args)]
+pub struct AddressArgs {
+    /// Capsule id.
+    id: Option<String>,
+    /// Workspace of the named capsule (default "default").
+    #[arg(long)]
+    workspace: Option<String>,
+    /// Capsule name.
+    #[arg(long)]
+    name: Option<String>,
+}
+
+/// `--run-id`, `--phase`, `--role`.
+#[derive(Debug, Args, Default)]
+pub struct Orchestration {
+    /// Orchestration run id.
+    #[arg(long)]
+    run_id: Option<String>,
+    /// Workflow phase.
+    #[arg(long)]
+    phase: Option<String>,
+    /// Agent role.
+    #[arg(long)]
+    role: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// Name (handle) unique in the workspace; omit for an id-only capsule.
+    #[arg(long)]
+    name: Option<String>,
+    /// Workspace.
+    #[arg(long, default_value = "default")]
+    workspace: String,
+    /// Title (default: the name).
+    #[arg(long)]
+    title: Option<String>,
+    /// Tags, comma-separated or repeated.
+    #[arg(long, value_delimiter = ',')]
+    tags: Vec<String>,
+    /// Source recorded with the capsule.
+    #[arg(long, default_value = "cli")]
+    source: String,
+    /// On an existing name: error (default) or replace.
+    #[arg(long, value_parser = ["error", "replace"], default_value = "error")]
+    mode: String,
+    /// Skip the required-sections check.
+    #[arg(long)]
+    allow_thin: bool,
+    #[command(flatten)]
+    orchestration: Orchestration,
+}
+
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    #[command(flatten)]
+    address: AddressArgs,
+    /// Also return a soft-deleted capsule.
+    #[arg(long)]
+    include_deleted: bool,
+    /// Summary only, without capsule_text.
+    #[arg(long)]
+    no_text: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FetchManyArgs {
+    /// Capsule ids (repeatable).
+    #[arg(long = "id")]
+    ids: Vec<String>,
+    /// Capsule names in --workspace (repeatable).
+    #[arg(long = "name")]
+    names: Vec<String>,
+    /// Workspace of the --name refs.
+    #[arg(long, default_value = "default")]
+    workspace: String,
+    /// Soft-deleted capsules are eligible.
+    #[arg(long)]
+    include_deleted: bool,
+    /// Summaries only.
+    #[arg(long)]
+    no_text: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    #[command(flatten)]
+    address: AddressArgs,
+    /// New title ("" clears it).
+    #[arg(long)]
+    title: Option<String>,
+    /// New tags, replacing the old (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',')]
+    tags: Option<Vec<String>>,
+    /// New source.
+    #[arg(long)]
+    source: Option<String>,
+    #[command(flatten)]
+    orchestration: Orchestration,
+    /// Skip the required-sections check for the new text.
+    #[arg(long)]
+    allow_thin: bool,
+    /// Only update if the capsule's updated_at is still this (else CONFLICT).
+    #[arg(long)]
+    if_updated_at: Option<i64>,
+}
+
+#[derive(Debug, Args)]
+pub struct LatestArgs {
+    /// Workspace.
+    #[arg(long, default_value = "default")]
+    workspace: String,
+    /// Include capsule_text.
+    #[arg(long)]
+    include_text: bool,
+    /// Consider soft-deleted capsules too.
+    #[arg(long)]
+    include_deleted: bool,
+    #[command(flatten)]
+    orchestration: Orchestration,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Workspace.
+    #[arg(long, default_value = "default")]
+    workspace: String,
+    /// Page size (default 20, max 100).
+    #[arg(long)]
+    limit: Option<i64>,
+    /// Items to skip.
+    #[arg(long)]
+    offset: Option<i64>,
+    /// Include soft-deleted capsules.
+    #[arg(long)]
+    include_deleted: bool,
+    #[command(flatten)]
+    orchestration: Orchestration,
+}
+
+#[derive(Debug, Args)]
+pub struct InventoryArgs {
+    /// Only this workspace.
+    #[arg(long)]
+    workspace: Option<String>,
+    /// Only capsules with this tag.
+    #[arg(long)]
+    tag: Option<String>,
+    /// Only names starting with this.
+    #[arg(long)]
+    name_prefix: Option<String>,
+    /// Page size (default 100, max 500).
+    #[arg(long)]
+    limit: Option<i64>,
+    /// Items to skip.
+    #[arg(long)]
+    offset: Option<i64>,
+    /// Include soft-deleted capsules.
+    #[arg(long)]
+    include_deleted: bool,
+    #[command(flatten)]
+    orchestration: Orchestration,
+}
+
+fn flag(b: bool) -> Option<bool> {
+    b.then_some(true)
+}
+
+/// Capsule text from stdin; `None` when stdin is a terminal or empty.
+fn stdin_text() -> anyhow::Result<Option<String>> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(None);
+    }
+    let mut text = String::new();
+    stdin.lock().read_to_string(&mut text)?;
+    Ok((!text.is_empty()).then_some(text))
+}
+
+impl AddressArgs {
+    fn parts(self) -> (Option<String>, Option<String>, Option<String>) {
+        (self.id, self.workspace, self.name)
+    }
+}
+
+pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow::Result<()> {
+    match cmd {
+        CapsuleCommand::Store(a) => {
+            let Some(text) = stdin_text()? else {
+                bail!(
+                    "no capsule text on stdin; pipe it in, e.g. `moss store --name auth < capsule.md`"
+                );
+            };
+            let req = StoreRequest {
+                capsule_text: text,
+                workspace: Some(a.workspace),
+                name: a.name,
+                title: a.title,
+                tags: (!a.tags.is_empty()).then_some(a.tags),
+                source: Some(a.source),
+                run_id: a.orchestration.run_id,
+                phase: a.orchestration.phase,
+                role: a.orchestration.role,
+                mode: Some(if a.mode == "replace" {
+                    StoreMode::Replace
+                } else {
+                    StoreMode::Error
+                }),
+                allow_thin: flag(a.allow_thin),
+            };
+            print(&client.store(&req).await?, format)
+        }
+        CapsuleCommand::Fetch(a) => {
+            let (id, workspace, name) = a.address.parts();
+            let req = FetchRequest {
+                id,
+                workspace,
+                name,
+                include_deleted: flag(a.include_deleted),
+                include_text: a.no_text.then_some(false),
+            };
+            print(&client.fetch(&req).await?, format)
+        }
+        CapsuleCommand::FetchMany(a) => {
+            let mut items: Vec<CapsuleRef> = a.ids.into_iter().map(CapsuleRef::by_id).collect();
+            items.extend(
+                a.names
+                    .into_iter()
+                    .map(|n| CapsuleRef::by_name(a.workspace.clone(), n)),
+            );
+            if items.is_empty() {
+                bail!("give at least one --id or --name");
+            }
+            let req = FetchManyRequest {
+                items,
+                include_text: a.no_text.then_some(false),
+                include_deleted: flag(a.include_deleted),
+            };
+            print(&client.fetch_many(&req).await?, format)
+        }
+        CapsuleCommand::Update(a) => {
+            let (id, workspace, name) = a.address.parts();
+            let req = UpdateRequest {
+                id,
+                workspace,
+                name,
+                capsule_text: stdin_text()?,
+                title: a.title,
+                tags: a.tags,
+                source: a.source,
+                run_id: a.orchestration.run_id,
+                phase: a.orchestration.phase,
+                role: a.orchestration.role,
+                allow_thin: flag(a.allow_thin),
+                if_updated_at: a.if_updated_at,
+            };
+            print(&client.update(&req).await?, format)
+        }
+        CapsuleCommand::Delete(a) => {
+            let (id, workspace, name) = a.parts();
+            print(
+                &client
+                    .delete(&DeleteRequest {
+                        id,
+                        workspace,
+                        name,
+                    })
+                    .await?,
+                format,
+            )
+        }
+        CapsuleCommand::Latest(a) => {
+            let req = LatestRequest {
+                workspace: Some(a.workspace),
+                include_text: flag(a.include_text),
+                include_deleted: flag(a.include_deleted),
+                run_id: a.orchestration.run_id,
+                phase: a.orchestration.phase,
+                role: a.orchestration.role,
+            };
+            print(&client.latest(&req).await?, format)
+        }
+        CapsuleCommand::List(a) => {
+            let req = ListRequest {
+                workspace: Some(a.workspace),
+                limit: a.limit,
+                offset: a.offset,
+                include_deleted: flag(a.include_deleted),
+                run_id: a.orchestration.run_id,
+                phase: a.orchestration.phase,
+                role: a.orchestration.role,
+            };
+            print(&client.list(&req).await?, format)
+        }
+        CapsuleCommand::Inventory(a) => {
+            let req = InventoryRequest {
+                workspace: a.workspace,
+                tag: a.tag,
+                name_prefix: a.name_prefix,
+                run_id: a.orchestration.run_id,
+                phase: a.orchestration.phase,
+                role: a.orchestration.role,
+                include_deleted: flag(a.include_deleted),
+                limit: a.limit,
+                offset: a.offset,
+            };
+            print(&client.inventory(&req).await?, format)
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Rendering results: JSON for scripts, tables for people, and one-line errors.
+
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use moss_client::{Capsule, ClientError};
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Pretty-printed JSON, exactly the daemon's answer.
+    Json,
+    /// Human-readable tables.
+    Table,
+}
+
+/// Prints `value` in `format`.
+pub fn print<T: Serialize>(value: &T, format: Format) -> anyhow::Result<()> {
+    let json = serde_json::to_value(value)?;
+    match format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&json)?),
+        Format::Table => println!("{}", table(&json)),
+    }
+    Ok(())
+}
+
+const SUMMARY_COLUMNS: [&str; 7] = [
+    "id",
+    "workspace",
+    "name",
+    "title",
+    "chars",
+    "tokens",
+    "updated",
+];
+
+fn summary_row(c: &Capsule) -> Vec<String> {
+    vec![
+        c.id.clone(),
+        c.workspace.clone(),
+        c.name.clone().unwrap_or_default(),
+        c.title.clone().unwrap_or_default(),
+        c.capsule_chars.to_string(),
+        c.tokens_estimate.to_string(),
+        match c.deleted_at {
+            Some(_) => format!("{} (deleted)", c.updated_at),
+            None => c.updated_at.to_string(),
+        },
+    ]
+}
+
+fn new_table() -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    t
+}
+
+/// Lists of capsules become one row each; a single object becomes key/value rows, with a
+/// capsule's text printed below the table.
+fn table(json: &Value) -> String {
+    let items = json.get("items").and_then(Value::as_array);
+    if let Some(items) = items {
+        let mut t = new_table();
+        t.set_header(SUMMARY_COLUMNS);
+        for item in items {
+            if let Ok(c) = serde_json::from_value::<Capsule>(item.clone()) {
+                t.add_row(summary_row(&c));
+            }
+        }
+        let mut out = t.to_string();
+        if let Some(p) = json.get("pagination") {
+            out.push_str(&format!(
+                "\n{} of {} (offset {}){}",
+                items.len(),
+                p["total"],
+                p["offset"],
+                if p["has_more"] == Value::Bool(true) {
+                    ", more with --offset"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if let Some(errors) = json.get("errors").and_then(Value::as_array)
+            && !errors.is_empty()
+        {
+            for e in errors {
+                out.push_str(&format!(
+                    "\n[{}] {}",
+                    e["code"].as_str().unwrap_or(""),
+                    e["message"].as_str().unwrap_or("")
+                ));
+            }
+        }
+        return out;
+    }
+    let object = json.get("item").unwrap_or(json);
+    if object.is_null() {
+        return "(none)".into();
+    }
+    let mut t = new_table();
+    let mut text = None;
+    if let Some(map) = object.as_object() {
+        for (k, v) in map {
+            if k == "capsule_text" {
+                text = v.as_str().map(str::to_string);
+                continue;
+            }
+            let shown = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            t.add_row(vec![k.clone(), shown]);
+        }
+    }
+    match text {
+        Some(text) => format!("{t}\n\n{text}"),
+        None => t.to_string(),
+    }
+}
+
+/// `[CODE] message` for daemon errors; a hint for the common local failures.
+pub fn error_line(e: &anyhow::Error) -> String {
+    if let Some(ce) = e.downcast_ref::<ClientError>() {
+        return match ce {
+            ClientError::Api(body) => format!("[{}] {}", body.code, body.message),
+            ClientError::Unreachable { addr, .. } => format!(
+                "[UNAVAILABLE] no Moss daemon answers at {addr}; start one with `mossd` \
+                 (or set --addr / MOSS_ADDR to where it listens)"
+            ),
+            other => format!("[INTERNAL] {other}"),
+        };
+    }
+    format!("[INVALID_REQUEST] {e:#}")
+}

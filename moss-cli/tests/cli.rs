@@ -1,0 +1,365 @@
+//! The `moss` binary as a black box against a real daemon started in-process.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use moss_tests::{TestDaemon, capsule_text};
+use serde_json::Value;
+
+/// Runs `moss args…` against `d` with `stdin` piped in.
+async fn moss(d: &TestDaemon, args: &[&str], stdin: Option<&str>) -> Output {
+    let addr = d.daemon.addr.to_string();
+    let home = d.home_path().to_path_buf();
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let stdin = stdin.map(str::to_string);
+    tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_moss"))
+            .args(&args)
+            .env("MOSS_ADDR", addr)
+            .env("MOSS_HOME", home)
+            .env_remove("MOSS_TOKEN")
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("moss runs");
+        if let Some(text) = stdin {
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+        }
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "moss failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_fetch_update_delete_round_trip() {
+    let d = TestDaemon::start().await;
+    let text = capsule_text("cli round trip");
+    let stored = json(
+        &moss(
+            &d,
+            &[
+                "store",
+                "--name",
+                "auth",
+                "--workspace",
+                "Proj",
+                "--tags",
+                "a,b",
+            ],
+            Some(&text),
+        )
+        .await,
+    );
+    let id = stored["id"].as_str().unwrap().to_string();
+    assert_eq!(stored["fetch_key"]["moss_capsule"], "auth");
+    assert_eq!(stored["fetch_key"]["moss_workspace"], "Proj");
+
+    let by_name = json(
+        &moss(
+            &d,
+            &["fetch", "--workspace", "proj", "--name", "AUTH"],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(by_name["capsule_text"], text.as_str());
+    assert_eq!(by_name["tags"], serde_json::json!(["a", "b"]));
+    assert_eq!(by_name["source"], "cli");
+
+    let by_id = json(&moss(&d, &["fetch", &id, "--no-text"], None).await);
+    assert_eq!(by_id["id"], id.as_str());
+    assert!(by_id.get("capsule_text").is_none());
+
+    let updated = json(
+        &moss(
+            &d,
+            &["update", &id, "--title", "New title", "--phase", "review"],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(updated["id"], id.as_str());
+    let after = json(&moss(&d, &["fetch", &id], None).await);
+    assert_eq!(after["title"], "New title");
+    assert_eq!(after["phase"], "review");
+    assert_eq!(
+        after["capsule_text"],
+        text.as_str(),
+        "no stdin leaves the text alone"
+    );
+
+    let new_text = capsule_text("updated from stdin");
+    json(
+        &moss(
+            &d,
+            &["update", "--workspace", "proj", "--name", "auth"],
+            Some(&new_text),
+        )
+        .await,
+    );
+    let after = json(&moss(&d, &["fetch", &id], None).await);
+    assert_eq!(after["capsule_text"], new_text.as_str());
+
+    let deleted = json(
+        &moss(
+            &d,
+            &["delete", "--workspace", "proj", "--name", "auth"],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(deleted, serde_json::json!({"deleted": true, "id": id}));
+    let gone = moss(&d, &["fetch", &id], None).await;
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(
+        stderr(&gone).starts_with("[NOT_FOUND] "),
+        "{}",
+        stderr(&gone)
+    );
+    let kept = json(&moss(&d, &["fetch", &id, "--include-deleted"], None).await);
+    assert!(kept["deleted_at"].is_i64());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_are_one_line_with_the_code_and_exit_1() {
+    let d = TestDaemon::start().await;
+    let out = moss(
+        &d,
+        &["store", "--name", "thin"],
+        Some("## Objective\nonly this\n"),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("[CAPSULE_TOO_THIN] capsule missing required sections: [Current status"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+
+    let out = moss(&d, &["store", "--name", "x"], None).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("stdin"), "{}", stderr(&out));
+
+    let out = moss(
+        &d,
+        &["fetch", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "--name", "x"],
+        None,
+    )
+    .await;
+    assert!(
+        stderr(&out).starts_with("[AMBIGUOUS_ADDRESSING]"),
+        "{}",
+        stderr(&out)
+    );
+
+    let text = capsule_text("dup");
+    json(&moss(&d, &["store", "--name", "dup"], Some(&text)).await);
+    let out = moss(&d, &["store", "--name", "dup"], Some(&text)).await;
+    assert!(
+        stderr(&out).starts_with("[NAME_ALREADY_EXISTS]"),
+        "{}",
+        stderr(&out)
+    );
+    json(
+        &moss(
+            &d,
+            &["store", "--name", "dup", "--mode", "replace"],
+            Some(&text),
+        )
+        .await,
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn browse_commands_filter_and_render_tables() {
+    let d = TestDaemon::start().await;
+    for (name, run) in [("a1", "run-1"), ("a2", "run-1"), ("b1", "run-2")] {
+        json(
+            &moss(
+                &d,
+                &[
+                    "store",
+                    "--name",
+                    name,
+                    "--workspace",
+                    "w",
+                    "--run-id",
+                    run,
+                    "--phase",
+                    "p",
+                    "--role",
+                    "r",
+                ],
+                Some(&capsule_text(name)),
+            )
+            .await,
+        );
+    }
+    let list = json(&moss(&d, &["list", "--workspace", "w", "--run-id", "run-1"], None).await);
+    assert_eq!(list["pagination"]["total"], 2);
+    assert_eq!(list["sort"], "updated_at_desc");
+    assert_eq!(list["items"][0]["name"], "a2", "newest first");
+
+    let inv = json(
+        &moss(
+            &d,
+            &["inventory", "--name-prefix", "a", "--limit", "1"],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(inv["items"].as_array().unwrap().len(), 1);
+    assert_eq!(inv["pagination"]["has_more"], true);
+
+    let latest = json(
+        &moss(
+            &d,
+            &[
+                "latest",
+                "--workspace",
+                "w",
+                "--include-text",
+                "--run-id",
+                "run-2",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(latest["item"]["name"], "b1");
+    assert!(
+        latest["item"]["capsule_text"]
+            .as_str()
+            .unwrap()
+            .contains("b1")
+    );
+
+    let many = json(
+        &moss(
+            &d,
+            &[
+                "fetch-many",
+                "--workspace",
+                "w",
+                "--name",
+                "a1",
+                "--name",
+                "nope",
+                "--no-text",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(many["items"].as_array().unwrap().len(), 1);
+    assert_eq!(many["errors"][0]["code"], "NOT_FOUND");
+
+    let table = moss(&d, &["list", "--workspace", "w", "--format", "table"], None).await;
+    assert!(table.status.success());
+    let t = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        t.contains("a1") && t.contains("b1") && t.contains("3 of 3"),
+        "{t}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_daemon_is_reported_with_what_to_do() {
+    let d = TestDaemon::start().await;
+    let home = d.home_path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_moss"))
+            .args(["list"])
+            .env("MOSS_ADDR", "127.0.0.1:9")
+            .env("MOSS_HOME", home)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("[UNAVAILABLE]") && err.contains("mossd"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_subcommand_has_help_with_examples() {
+    for sub in [
+        "store",
+        "fetch",
+        "fetch-many",
+        "update",
+        "delete",
+        "latest",
+        "list",
+        "inventory",
+        "bench",
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_moss"))
+            .args([sub, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{sub}");
+        assert!(
+            help.contains("Examples:") && help.contains("moss "),
+            "{sub} help has no examples:\n{help}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bench_reports_figures_as_json() {
+    let d = TestDaemon::start().await;
+    let out = moss(
+        &d,
+        &[
+            "bench",
+            "--clients",
+            "4",
+            "--duration",
+            "0.3",
+            "--size",
+            "1024",
+            "--json",
+        ],
+        None,
+    )
+    .await;
+    let r = json(&out);
+    for op in ["store", "fetch", "health"] {
+        assert!(r[op]["ops"].as_u64().unwrap() > 0, "{op}: {r}");
+        assert_eq!(r[op]["errors"], 0, "{op}: {r}");
+        assert!(r[op]["p99_ms"].as_f64().unwrap() >= r[op]["p50_ms"].as_f64().unwrap());
+    }
+    assert!(r["store_health_ratio"].as_f64().unwrap() > 0.0);
+}
