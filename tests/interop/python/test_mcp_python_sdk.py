@@ -1,0 +1,209 @@
+"""Interop: the official MCP Python SDK (PyPI `mcp`) against a running mossd.
+
+Run by ../run-python.sh, which starts mossd in a temp MOSS_HOME and exports:
+  MOSS_ADDR   base address, e.g. http://127.0.0.1:PORT (MCP is served at $MOSS_ADDR/mcp)
+  MOSS_TOKEN  the bearer token from $MOSS_HOME/token
+
+Everything goes through the SDK's streamable HTTP client and `ClientSession`; assertions are
+made on the wire shape (`model_dump(by_alias=True)`), so they read like the MCP spec and do not
+depend on the SDK's Python attribute spelling (camelCase in 1.x, snake_case in 2.x).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession
+
+# The transport's name and calling convention changed across SDK releases: newer ones offer
+# `streamable_http_client(url, http_client=...)`, older ones `streamablehttp_client(url, headers=...)`.
+try:
+    from mcp.client.streamable_http import streamable_http_client as _streamable_http_client
+except ImportError:  # pragma: no cover - older SDKs
+    _streamable_http_client = None
+try:
+    from mcp.client.streamable_http import streamablehttp_client as _streamablehttp_client
+except ImportError:
+    _streamablehttp_client = None
+
+# SDK 2.x is built on `httpx2`; 1.x on `httpx`.
+try:
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover - older SDKs
+    import httpx  # type: ignore[no-redef]
+
+CAPSULE_TOOLS = [
+    "capsule_store",
+    "capsule_fetch",
+    "capsule_list",
+    "capsule_latest",
+    "capsule_inventory",
+    "capsule_fetch_many",
+    "capsule_update",
+    "capsule_delete",
+]
+
+VALID_CAPSULE = (
+    "## Objective\nx\n## Current status\nx\n## Decisions\nx\n"
+    "## Next actions\nx\n## Key locations\nx\n## Open questions\nx\n"
+)
+
+# Each test is bounded, so a protocol hang fails fast instead of stalling CI.
+STEP_TIMEOUT_S = 30
+
+
+def _env(name: str) -> str:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        pytest.fail(f"{name} is not set; run this through tests/interop/run-python.sh")
+    return value
+
+
+def _mcp_url() -> str:
+    return _env("MOSS_ADDR").rstrip("/") + "/mcp"
+
+
+def _wire(model: Any) -> dict[str, Any]:
+    """An SDK result as the JSON the server sent (camelCase keys)."""
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@contextlib.asynccontextmanager
+async def mcp_session(
+    token: str | None, http_statuses: list[int] | None = None
+) -> AsyncIterator[tuple[ClientSession, dict[str, Any]]]:
+    """An initialized SDK session to mossd, and the wire form of its InitializeResult.
+
+    `token=None` sends no Authorization header. HTTP status codes the SDK received are appended
+    to `http_statuses` when given.
+    """
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+
+    async def record(response: Any) -> None:
+        if http_statuses is not None:
+            http_statuses.append(response.status_code)
+
+    def make_http_client(
+        headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None
+    ) -> Any:
+        return httpx.AsyncClient(
+            headers=headers,
+            timeout=timeout or httpx.Timeout(STEP_TIMEOUT_S),
+            auth=auth,
+            event_hooks={"response": [record]},
+        )
+
+    async with contextlib.AsyncExitStack() as stack:
+        if _streamable_http_client is not None:
+            http = await stack.enter_async_context(make_http_client(headers=headers))
+            streams = await stack.enter_async_context(
+                _streamable_http_client(_mcp_url(), http_client=http)
+            )
+        else:
+            streams = await stack.enter_async_context(
+                _streamablehttp_client(  # type: ignore[misc]
+                    _mcp_url(), headers=headers, httpx_client_factory=make_http_client
+                )
+            )
+        read_stream, write_stream = streams[0], streams[1]
+        session = await stack.enter_async_context(ClientSession(read_stream, write_stream))
+        init = await session.initialize()
+        yield session, _wire(init)
+
+
+async def _call(session: ClientSession, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    return _wire(await session.call_tool(tool, args))
+
+
+@pytest.mark.anyio
+async def test_initialize_reports_moss() -> None:
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with mcp_session(_env("MOSS_TOKEN")) as (_session, init):
+            assert init["serverInfo"]["name"] == "moss", init
+            assert init["protocolVersion"], init
+            assert "tools" in init["capabilities"], init
+
+
+@pytest.mark.anyio
+async def test_list_tools_has_capsule_tools_with_object_schemas() -> None:
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with mcp_session(_env("MOSS_TOKEN")) as (session, _init):
+            listed = _wire(await session.list_tools())
+    tools = {t["name"]: t for t in listed["tools"]}
+    missing = [name for name in CAPSULE_TOOLS if name not in tools]
+    assert not missing, f"tools/list lacks {missing}; it has {sorted(tools)}"
+    for name in CAPSULE_TOOLS:
+        schema = tools[name]["inputSchema"]
+        assert schema.get("type") == "object", f"{name} inputSchema: {schema}"
+    assert "capsule_text" in tools["capsule_store"]["inputSchema"].get("required", [])
+
+
+@pytest.mark.anyio
+async def test_store_then_fetch_by_workspace_and_name() -> None:
+    workspace = f"/tmp/interop-python-{uuid.uuid4().hex[:8]}"
+    name = "handoff"
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with mcp_session(_env("MOSS_TOKEN")) as (session, _init):
+            stored = await _call(
+                session,
+                "capsule_store",
+                {
+                    "capsule_text": VALID_CAPSULE,
+                    "workspace": workspace,
+                    "name": name,
+                    "title": "python sdk interop",
+                    "tags": ["interop", "python"],
+                },
+            )
+            assert not stored.get("isError", False), stored
+            store_out = stored.get("structuredContent")
+            assert isinstance(store_out, dict), stored
+            capsule_id = store_out.get("id")
+            assert isinstance(capsule_id, str) and len(capsule_id) == 26, store_out
+
+            fetched = await _call(session, "capsule_fetch", {"workspace": workspace, "name": name})
+            assert not fetched.get("isError", False), fetched
+            capsule = fetched["structuredContent"]
+            assert capsule["id"] == capsule_id, capsule
+            assert capsule["capsule_text"] == VALID_CAPSULE, capsule
+            # The text content mirrors the structured content.
+            assert any(c.get("type") == "text" for c in fetched["content"]), fetched
+
+
+@pytest.mark.anyio
+async def test_thin_capsule_is_a_tool_error() -> None:
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with mcp_session(_env("MOSS_TOKEN")) as (session, _init):
+            result = await _call(
+                session,
+                "capsule_store",
+                {"capsule_text": "just a note, no sections", "workspace": "/tmp/interop-thin"},
+            )
+    assert result.get("isError") is True, result
+    error = result["structuredContent"]["error"]
+    assert error["code"] == "CAPSULE_TOO_THIN", error
+    assert error["status"] == 422, error
+    assert "Objective" in error.get("details", {}).get("missing", []), error
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("token", [None, "not-the-token"], ids=["no-token", "wrong-token"])
+async def test_unauthenticated_connection_fails_with_401(token: str | None) -> None:
+    statuses: list[int] = []
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        with pytest.raises(Exception) as excinfo:
+            async with mcp_session(token, http_statuses=statuses):
+                pass
+    assert 401 in statuses, f"HTTP statuses seen: {statuses}; error: {excinfo.value!r}"
+    assert not any(200 <= s < 300 for s in statuses), statuses
