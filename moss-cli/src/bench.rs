@@ -175,6 +175,13 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
         anyhow::bail!("--clients and --duration must be positive");
     }
     client.health().await?;
+    // Fail fast on a missing or wrong token instead of timing thousands of 401s.
+    client
+        .list(&moss_client::ListRequest {
+            limit: Some(1),
+            ..Default::default()
+        })
+        .await?;
     let duration = Duration::from_secs_f64(args.duration);
     let workspace = args.workspace.unwrap_or_else(|| {
         format!(
