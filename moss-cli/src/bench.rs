@@ -63,29 +63,31 @@ struct Samples {
     first_error: Option<String>,
 }
 
-/// A capsule that passes the lint, padded with words to about `size` bytes.
-pub fn capsule_of_size(size: usize) -> String {
+/// A capsule that passes the lint, padded to exactly `size` bytes with words drawn by `seed`
+/// from a synthetic vocabulary of a few thousand terms, so the full-text index does the work
+/// real, varied text makes it do (identical texts would flatter it).
+pub fn capsule_of_size(size: usize, seed: u64) -> String {
+    const SYLLABLES: [&str; 16] = [
+        "ka", "lo", "mi", "nu", "per", "sta", "tor", "vex", "qui", "ran", "sel", "dor", "fin",
+        "gal", "hup", "zer",
+    ];
     let mut text = String::from(
         "## Objective\nMeasure Moss.\n## Current status\nRunning.\n## Decisions\nNone.\n\
          ## Next actions\nRead the figures.\n## Key locations\nmoss-cli/src/bench.rs\n\
          ## Open questions\n",
     );
-    let words = [
-        "latency",
-        "throughput",
-        "capsule",
-        "writer",
-        "commit",
-        "sqlite",
-        "agent",
-    ];
+    let floor = text.len();
+    let mut rng = XorShift(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
     let mut i = 0;
     while text.len() < size {
-        text.push_str(words[i % words.len()]);
+        let r = rng.next();
+        for k in 0..3 {
+            text.push_str(SYLLABLES[((r >> (k * 4)) & 15) as usize]);
+        }
         text.push(if i % 12 == 11 { '\n' } else { ' ' });
         i += 1;
     }
-    text.truncate(size.max(text.find("## Open questions").unwrap_or(0) + 18));
+    text.truncate(size.max(floor));
     text
 }
 
@@ -189,14 +191,14 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
             ulid::Ulid::generate().to_string().to_lowercase()
         )
     });
-    let text = Arc::new(capsule_of_size(args.size));
-
-    let (c, ws, txt) = (client.clone(), workspace.clone(), text.clone());
+    let size = args.size;
+    let (c, ws) = (client.clone(), workspace.clone());
     let (store, stored) = phase(args.clients, duration, move |client_no, n, _| {
-        let (c, ws, txt) = (c.clone(), ws.clone(), txt.clone());
+        let (c, ws) = (c.clone(), ws.clone());
+        let text = capsule_of_size(size, ((client_no as u64) << 32) | n);
         async move {
             let req = StoreRequest {
-                capsule_text: txt.to_string(),
+                capsule_text: text,
                 workspace: Some(ws),
                 name: Some(format!("c{client_no}-{n}")),
                 source: Some("moss-bench".into()),
@@ -295,7 +297,7 @@ mod tests {
     #[test]
     fn bench_capsules_have_the_asked_size() {
         for size in [300, 2048, 8192] {
-            let t = capsule_of_size(size);
+            let t = capsule_of_size(size, size as u64);
             assert_eq!(t.len(), size);
             assert!(t.contains("## Open questions"));
         }
