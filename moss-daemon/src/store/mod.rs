@@ -130,3 +130,60 @@ pub fn now() -> i64 {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(durability: Durability) -> (Store, StoreThreads, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = StoreOptions {
+            durability,
+            read_pool_size: 2,
+            read_pool_idle: 1,
+        };
+        let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
+        (store, threads, dir)
+    }
+
+    async fn pragma(store: &Store, name: &'static str) -> String {
+        store
+            .writer
+            .run(move |c| {
+                Ok(c.query_row(&format!("PRAGMA {name}"), [], |r| {
+                    r.get::<_, rusqlite::types::Value>(0)
+                })?)
+            })
+            .await
+            .map(|v| format!("{v:?}"))
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn durability_sets_synchronous_and_the_journal_is_wal() {
+        let (store, threads, _dir) = open(Durability::Full);
+        assert_eq!(pragma(&store, "synchronous").await, "Integer(2)", "FULL");
+        assert_eq!(pragma(&store, "journal_mode").await, "Text(\"wal\")");
+        store.writer.close().await;
+        threads.join();
+        let (store, threads, _dir) = open(Durability::Normal);
+        assert_eq!(pragma(&store, "synchronous").await, "Integer(1)", "NORMAL");
+        store.writer.close().await;
+        threads.join();
+    }
+
+    #[tokio::test]
+    async fn readers_cannot_write() {
+        let (store, threads, _dir) = open(Durability::Normal);
+        let r = store
+            .readers
+            .run(|c| {
+                c.execute("DELETE FROM capsules", [])?;
+                Ok(())
+            })
+            .await;
+        assert!(r.is_err(), "a read connection refused the write");
+        store.writer.close().await;
+        threads.join();
+    }
+}
