@@ -22,7 +22,7 @@ pub struct BenchArgs {
     /// Capsule size in bytes.
     #[arg(long, default_value_t = 2048)]
     size: usize,
-    /// Workspace to write into (default: a fresh bench-<ulid>).
+    /// Workspace to write into (default: a fresh `bench-<ulid>`).
     #[arg(long)]
     workspace: Option<String>,
     /// Print one JSON line instead of a table.

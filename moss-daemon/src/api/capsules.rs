@@ -1,4 +1,4 @@
-//! `/capsules` routes (seed 003 "REST API"), each a thin adapter over [`Capsules`].
+//! `/capsules` routes (seed 003 "REST API"), each a thin adapter over [`Capsules`](crate::capsule::Capsules).
 
 use axum::extract::{Path, State};
 use axum::routing::{get, post};
