@@ -58,6 +58,8 @@ fn prints_its_address_and_secures_its_home() {
     );
     assert_eq!(mode("token"), 0o600);
     assert_eq!(mode("moss.db"), 0o600);
+    assert_eq!(mode("moss-fts.db"), 0o600);
+    assert_eq!(mode("moss-fts.db-wal"), 0o600);
     let lock = std::fs::read_to_string(home.join("moss.db.lock")).unwrap();
     assert!(lock.contains(&addr), "the lock names the holder: {lock}");
 }

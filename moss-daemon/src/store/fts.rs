@@ -1,36 +1,251 @@
-//! Applying the batch's queued text changes to the FTS5 index, just before COMMIT.
+//! The full-text indexer: a thread that keeps `moss-fts.db` in step with `capsules`.
 //!
-//! Triggers on `capsules` record each text change in `capsules_fts_queue` (inside the job's
-//! savepoint, so a rolled-back job leaves no entry). At the end of a batch the writer removes,
-//! for every touched row, the version the index held before the batch (the `old_*` of the row's
-//! first queued change, when that change replaced an indexed version), then indexes the row as
-//! it is now if it still exists, and empties the queue. The index is therefore exactly in step
-//! with `capsules` at every commit, and FTS5 writes one segment per batch.
+//! Indexing a capsule (tokenizing ~2 KB of text, writing FTS5 segments and merging them) costs
+//! more than the rest of a store together. Done inside the write transaction it made every
+//! store wait for it; here it runs on its own thread, against its own database file, in
+//! parallel with the writer:
+//!
+//! 1. Triggers on `capsules` append the rowid of every text change to `capsules_fts_queue`, in
+//!    the same transaction as the change.
+//! 2. After each commit the writer wakes the indexer. The indexer reads the queue past its
+//!    watermark together with the current rows (one read snapshot), replaces those rows in its
+//!    FTS5 table, and stores the new watermark in the same transaction of the index file. A crash
+//!    at any point replays at most what was not yet recorded: replaying is idempotent.
+//! 3. The writer trims queue entries at or below the watermark at its next batch.
+//!
+//! If the index file is missing (first start, or deleted to force a rebuild), the indexer builds
+//! it from every row of `capsules` in one snapshot, then follows the queue.
+//!
+//! The index trails the writes by one indexer pass (milliseconds; longer under sustained load).
+//! [`super::Store::index_watermark`] and the queue's sequence tell a reader how far it has come, so search
+//! can wait for the writes it must see.
 
-use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
 
-/// Brings `capsules_fts` in line with the queued changes and empties the queue.
-pub fn apply_queue(conn: &Connection) -> rusqlite::Result<()> {
-    let pending: i64 = conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM capsules_fts_queue)")?
-        .query_row([], |r| r.get(0))?;
-    if pending == 0 {
-        return Ok(());
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use super::writer::BatchHooks;
+use crate::error::{Error, Result};
+
+/// Queue entries indexed per transaction.
+const PASS_SIZE: i64 = 2_000;
+
+const SCHEMA: &str = "
+    CREATE VIRTUAL TABLE IF NOT EXISTS capsules_fts USING fts5(
+      title, capsule_text,
+      tokenize = 'unicode61 remove_diacritics 2'
+    );
+    CREATE TABLE IF NOT EXISTS indexer_state (
+      id          INTEGER PRIMARY KEY CHECK (id = 1),
+      applied_seq INTEGER NOT NULL
+    );
+";
+
+/// The index file next to the database.
+pub fn index_path(db: &Path) -> PathBuf {
+    db.with_file_name("moss-fts.db")
+}
+
+/// Handle on the indexer thread.
+#[derive(Debug)]
+pub struct Indexer {
+    watermark: Arc<AtomicI64>,
+    handle: Option<JoinHandle<()>>,
+}
+
+/// What the writer does around each commit for the indexer: trim applied queue entries, and
+/// wake the indexer once the batch is committed.
+#[derive(Debug)]
+pub struct IndexHooks {
+    watermark: Arc<AtomicI64>,
+    wake: mpsc::SyncSender<()>,
+}
+
+impl BatchHooks for IndexHooks {
+    fn before_commit(&self, conn: &Connection) -> rusqlite::Result<()> {
+        let applied = self.watermark.load(Ordering::Acquire);
+        if applied > 0 {
+            conn.prepare_cached("DELETE FROM capsules_fts_queue WHERE seq <= ?1")?
+                .execute([applied])?;
+        }
+        Ok(())
     }
-    conn.prepare_cached(
-        "INSERT INTO capsules_fts(capsules_fts, rowid, title, capsule_text)
-         SELECT 'delete', q.doc, q.old_title, q.old_text FROM capsules_fts_queue q
-         WHERE q.indexed = 1
-           AND q.seq = (SELECT min(seq) FROM capsules_fts_queue f WHERE f.doc = q.doc)",
-    )?
-    .execute([])?;
-    conn.prepare_cached(
-        "INSERT INTO capsules_fts(rowid, title, capsule_text)
-         SELECT c.rowid, c.title, c.capsule_text FROM capsules c
-         WHERE c.rowid IN (SELECT doc FROM capsules_fts_queue)",
-    )?
-    .execute([])?;
-    conn.prepare_cached("DELETE FROM capsules_fts_queue")?
-        .execute([])?;
-    Ok(())
+
+    fn after_commit(&self) {
+        // A full channel already holds a wake-up; the indexer will see this batch too.
+        let _ = self.wake.try_send(());
+    }
+}
+
+impl Indexer {
+    /// Opens (creating) the index file and starts the thread. Returns the writer's hooks; the
+    /// thread stops after the hooks are dropped (when the writer exits), once it has caught up.
+    pub fn spawn(db: &Path) -> Result<(Indexer, IndexHooks)> {
+        let path = index_path(db);
+        let fts = Connection::open(&path)
+            .map_err(|e| Error::internal(&format!("opening {}", path.display()), e))?;
+        fts.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;",
+        )?;
+        fts.execute_batch(SCHEMA)?;
+        super::restrict_modes(&path);
+        let main = Connection::open_with_flags(
+            db,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        main.execute_batch("PRAGMA query_only = ON; PRAGMA busy_timeout = 5000;")?;
+        let watermark = Arc::new(AtomicI64::new(applied_seq(&fts)?.unwrap_or(0)));
+        let (wake, woken) = mpsc::sync_channel(1);
+        let w = watermark.clone();
+        let handle = std::thread::Builder::new()
+            .name("moss-indexer".into())
+            .spawn(move || run(main, fts, woken, w))
+            .map_err(|e| Error::internal("starting the indexer thread", e))?;
+        // Catch up with whatever the queue held at start.
+        let _ = wake.try_send(());
+        Ok((
+            Indexer {
+                watermark: watermark.clone(),
+                handle: Some(handle),
+            },
+            IndexHooks { watermark, wake },
+        ))
+    }
+
+    /// The queue sequence up to which the index is current, shared with the store.
+    pub fn watermark(&self) -> Arc<AtomicI64> {
+        self.watermark.clone()
+    }
+
+    /// Waits for the thread (after the writer, and so the hooks, are gone).
+    pub fn join(mut self) {
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn applied_seq(fts: &Connection) -> rusqlite::Result<Option<i64>> {
+    fts.query_row(
+        "SELECT applied_seq FROM indexer_state WHERE id = 1",
+        [],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+fn run(
+    main: Connection,
+    mut fts: Connection,
+    woken: mpsc::Receiver<()>,
+    watermark: Arc<AtomicI64>,
+) {
+    loop {
+        let last = woken.recv().is_err();
+        loop {
+            match pass(&main, &mut fts) {
+                Ok((applied, more)) => {
+                    watermark.store(applied, Ordering::Release);
+                    if !more {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::error!("full-text indexing failed (will retry): {e}");
+                    std::thread::sleep(Duration::from_millis(500));
+                    if last {
+                        return;
+                    }
+                    break;
+                }
+            }
+        }
+        if last {
+            return;
+        }
+    }
+}
+
+/// One indexing transaction. Returns the new watermark and whether more is queued.
+pub fn pass(main: &Connection, fts: &mut Connection) -> rusqlite::Result<(i64, bool)> {
+    // One read snapshot of the main database for the queue and the rows it names.
+    main.execute_batch("BEGIN")?;
+    let result = (|| {
+        let tx = fts.transaction()?;
+        let outcome = match applied_seq(&tx)? {
+            None => {
+                let upto: i64 = main.query_row(
+                    "SELECT coalesce(max(seq), 0) FROM capsules_fts_queue",
+                    [],
+                    |r| r.get(0),
+                )?;
+                tx.execute("DELETE FROM capsules_fts", [])?;
+                {
+                    let mut rows =
+                        main.prepare("SELECT rowid, title, capsule_text FROM capsules")?;
+                    let mut insert = tx.prepare(
+                        "INSERT INTO capsules_fts(rowid, title, capsule_text) VALUES (?1, ?2, ?3)",
+                    )?;
+                    let mut it = rows.query([])?;
+                    while let Some(r) = it.next()? {
+                        let (doc, title, text): (i64, Option<String>, String) =
+                            (r.get(0)?, r.get(1)?, r.get(2)?);
+                        insert.execute(params![doc, title, text])?;
+                    }
+                }
+                tx.execute(
+                    "INSERT INTO indexer_state(id, applied_seq) VALUES (1, ?1)",
+                    [upto],
+                )?;
+                (upto, false)
+            }
+            Some(applied) => {
+                let mut rows = main.prepare_cached(
+                    "SELECT q.seq, q.doc, c.title, c.capsule_text FROM capsules_fts_queue q
+                     LEFT JOIN capsules c ON c.rowid = q.doc
+                     WHERE q.seq > ?1 ORDER BY q.seq LIMIT ?2",
+                )?;
+                let changes = rows
+                    .query_map(params![applied, PASS_SIZE], |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            r.get::<_, i64>(1)?,
+                            r.get::<_, Option<String>>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                        ))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                let Some(&(last, ..)) = changes.last() else {
+                    return Ok((applied, false));
+                };
+                {
+                    let mut delete =
+                        tx.prepare_cached("DELETE FROM capsules_fts WHERE rowid = ?1")?;
+                    let mut insert = tx.prepare_cached(
+                        "INSERT INTO capsules_fts(rowid, title, capsule_text) VALUES (?1, ?2, ?3)",
+                    )?;
+                    for (_, doc, title, text) in &changes {
+                        delete.execute([doc])?;
+                        if let Some(text) = text {
+                            insert.execute(params![doc, title, text])?;
+                        }
+                    }
+                }
+                tx.execute(
+                    "UPDATE indexer_state SET applied_seq = ?1 WHERE id = 1",
+                    [last],
+                )?;
+                (last, changes.len() as i64 == PASS_SIZE)
+            }
+        };
+        tx.commit()?;
+        Ok(outcome)
+    })();
+    main.execute_batch("COMMIT")?;
+    result
 }

@@ -58,39 +58,25 @@ pub const MIGRATIONS: &[&str] = &[
       ON capsules(run_id, phase, role)
       WHERE run_id IS NOT NULL AND deleted_at IS NULL;
 
-    -- Full-text index over title and body. External content: the text lives once, in capsules.
-    CREATE VIRTUAL TABLE capsules_fts USING fts5(
-      title, capsule_text,
-      content = 'capsules', content_rowid = 'rowid',
-      tokenize = 'unicode61 remove_diacritics 2'
-    );
-
-    -- Text changes of the current write batch, fed by the triggers below and applied to
-    -- capsules_fts by the writer just before COMMIT (see store::fts). FTS5 flushes its pending
-    -- index data to a new segment at every savepoint, so indexing inside each job's savepoint
-    -- would cost one segment (and its merges) per write; the queue makes it one per batch.
-    -- `old_*` hold the indexed version a change replaces (NULL for inserts).
+    -- Text changes waiting for the full-text indexer (see store::fts), fed by the triggers
+    -- below. Only the row's rowid is queued: the indexer reads the row as it is when it indexes.
+    -- The writer trims entries the indexer has applied.
     CREATE TABLE capsules_fts_queue (
-      seq           INTEGER PRIMARY KEY,
-      doc           INTEGER NOT NULL,
-      indexed       INTEGER NOT NULL,
-      old_title     TEXT,
-      old_text      TEXT
+      seq INTEGER PRIMARY KEY,
+      doc INTEGER NOT NULL
     );
 
     CREATE TRIGGER capsules_fts_insert AFTER INSERT ON capsules BEGIN
-      INSERT INTO capsules_fts_queue(doc, indexed) VALUES (new.rowid, 0);
+      INSERT INTO capsules_fts_queue(doc) VALUES (new.rowid);
     END;
 
     CREATE TRIGGER capsules_fts_delete AFTER DELETE ON capsules BEGIN
-      INSERT INTO capsules_fts_queue(doc, indexed, old_title, old_text)
-      VALUES (old.rowid, 1, old.title, old.capsule_text);
+      INSERT INTO capsules_fts_queue(doc) VALUES (old.rowid);
     END;
 
     -- Only text changes reindex: soft delete and metadata updates leave the index alone.
     CREATE TRIGGER capsules_fts_update AFTER UPDATE OF title, capsule_text ON capsules BEGIN
-      INSERT INTO capsules_fts_queue(doc, indexed, old_title, old_text)
-      VALUES (old.rowid, 1, old.title, old.capsule_text);
+      INSERT INTO capsules_fts_queue(doc) VALUES (new.rowid);
     END;
     "#,
 ];
@@ -134,7 +120,7 @@ mod tests {
     }
 
     #[test]
-    fn fts_follows_inserts_updates_and_deletes() {
+    fn text_changes_are_queued_for_the_indexer() {
         let mut conn = Connection::open_in_memory().unwrap();
         migrate(&mut conn).unwrap();
         conn.execute(
@@ -144,44 +130,19 @@ mod tests {
             [],
         )
         .unwrap();
-        let hits = |conn: &Connection, q: &str| -> i64 {
-            conn.query_row(
-                "SELECT count(*) FROM capsules_fts WHERE capsules_fts MATCH ?1",
-                [q],
-                |r| r.get(0),
-            )
-            .unwrap()
-        };
-        let set_text = |conn: &Connection, t: &str| {
-            conn.execute("UPDATE capsules SET capsule_text = ?1 WHERE id = 'a'", [t])
-                .unwrap();
-        };
-        assert_eq!(
-            hits(&conn, "redis"),
-            0,
-            "indexing waits for the batch's end"
-        );
-        crate::store::fts::apply_queue(&conn).unwrap();
-        assert_eq!(hits(&conn, "redis"), 1);
-        assert_eq!(hits(&conn, "alpha"), 1, "the title is indexed");
-        set_text(&conn, "postgres");
-        set_text(&conn, "mysql");
-        crate::store::fts::apply_queue(&conn).unwrap();
-        assert_eq!(hits(&conn, "redis"), 0);
-        assert_eq!(hits(&conn, "postgres"), 0);
-        assert_eq!(hits(&conn, "mysql"), 1);
+        conn.execute("UPDATE capsules SET phase = 'x' WHERE id = 'a'", [])
+            .unwrap();
+        conn.execute("UPDATE capsules SET capsule_text = 'pg' WHERE id = 'a'", [])
+            .unwrap();
         conn.execute("DELETE FROM capsules WHERE id = 'a'", [])
             .unwrap();
-        crate::store::fts::apply_queue(&conn).unwrap();
-        assert_eq!(hits(&conn, "mysql"), 0);
         let queued: i64 = conn
             .query_row("SELECT count(*) FROM capsules_fts_queue", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(queued, 0);
-        conn.execute_batch(
-            "INSERT INTO capsules_fts(capsules_fts, rank) VALUES ('integrity-check', 1)",
-        )
-        .unwrap();
+        assert_eq!(
+            queued, 3,
+            "insert, text update, delete; not the metadata update"
+        );
     }
 
     #[test]

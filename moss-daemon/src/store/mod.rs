@@ -1,7 +1,7 @@
 //! Storage: one SQLite database, one writer thread, a pool of readers.
 //!
 //! - [`checkpointer`]: WAL checkpoints on their own thread, off the writer's path.
-//! - [`fts`]: applies the batch's queued text changes to the full-text index.
+//! - [`fts`]: the full-text indexer thread and its index file.
 //! - [`migrations`]: numbered schema migrations under `PRAGMA user_version`.
 //! - [`writer`]: the only connection that writes, with group commit.
 //! - [`readers`]: read-only connections for queries.
@@ -37,6 +37,7 @@ pub struct Store {
     pub writer: Writer,
     pub readers: ReadPool,
     seq: Arc<AtomicI64>,
+    index_watermark: Arc<AtomicI64>,
     path: PathBuf,
 }
 
@@ -62,29 +63,28 @@ impl Store {
              PRAGMA journal_size_limit = 67108864;"
         ))?;
         migrations::migrate(&mut conn)?;
-        for suffix in ["-wal", "-shm"] {
-            let mut p = path.as_os_str().to_owned();
-            p.push(suffix);
-            restrict_mode(Path::new(&p));
-        }
+        restrict_modes(path);
         let max_seq: i64 =
             conn.query_row("SELECT coalesce(max(seq), 0) FROM capsules", [], |r| {
                 r.get(0)
             })?;
         let readers = ReadPool::open(path, opts.read_pool_size, opts.read_pool_idle)?;
         let checkpointer = checkpointer::Checkpointer::spawn(path)?;
-        let (writer, thread) = Writer::spawn(conn, fts::apply_queue)
+        let (indexer, hooks) = fts::Indexer::spawn(path)?;
+        let (writer, thread) = Writer::spawn(conn, hooks)
             .map_err(|e| Error::internal("starting the writer thread", e))?;
         Ok((
             Store {
                 writer,
                 readers,
                 seq: Arc::new(AtomicI64::new(max_seq)),
+                index_watermark: indexer.watermark(),
                 path: path.to_path_buf(),
             },
             StoreThreads {
                 writer: thread,
                 checkpointer,
+                indexer,
             },
         ))
     }
@@ -95,8 +95,23 @@ impl Store {
         self.seq.fetch_add(1, Ordering::Relaxed) + 1
     }
 
+    /// The `capsules_fts_queue` sequence up to which the full-text index is current.
+    pub fn index_watermark(&self) -> i64 {
+        self.index_watermark.load(Ordering::Acquire)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// 0600 on a database file and its `-wal` and `-shm` companions.
+fn restrict_modes(path: &Path) {
+    restrict_mode(path);
+    for suffix in ["-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        restrict_mode(Path::new(&p));
     }
 }
 
@@ -113,13 +128,16 @@ fn restrict_mode(path: &Path) {
 pub struct StoreThreads {
     writer: WriterThread,
     checkpointer: checkpointer::Checkpointer,
+    indexer: fts::Indexer,
 }
 
 impl StoreThreads {
-    /// Stops the checkpointer and waits for the writer (after [`Writer::close`]).
+    /// Stops the checkpointer, waits for the writer (after [`Writer::close`]), then for the
+    /// indexer to catch up with the last batch and stop.
     pub fn join(mut self) {
         self.checkpointer.stop();
         self.writer.join();
+        self.indexer.join();
     }
 }
 
@@ -168,6 +186,105 @@ mod tests {
         threads.join();
         let (store, threads, _dir) = open(Durability::Normal);
         assert_eq!(pragma(&store, "synchronous").await, "Integer(1)", "NORMAL");
+        store.writer.close().await;
+        threads.join();
+    }
+
+    /// Writes through the writer; the indexer follows; a deleted index file is rebuilt.
+    #[tokio::test]
+    async fn the_indexer_follows_writes_and_rebuilds_a_missing_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("moss.db");
+        let opts = StoreOptions {
+            durability: Durability::Normal,
+            read_pool_size: 1,
+            read_pool_idle: 1,
+        };
+        async fn write(store: &Store, sql: &'static str) -> i64 {
+            store
+                .writer
+                .run(move |c| {
+                    c.execute_batch(sql)?;
+                    Ok(c.query_row(
+                        "SELECT coalesce(max(seq), 0) FROM capsules_fts_queue",
+                        [],
+                        |r| r.get(0),
+                    )?)
+                })
+                .await
+                .unwrap()
+        }
+        async fn caught_up(store: &Store, seq: i64) {
+            for _ in 0..500 {
+                if store.index_watermark() >= seq {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            panic!("the indexer did not reach {seq}");
+        }
+        let hits = |q: &str| -> i64 {
+            let c = Connection::open(fts::index_path(&db)).unwrap();
+            c.query_row(
+                "SELECT count(*) FROM capsules_fts WHERE capsules_fts MATCH ?1",
+                [q],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        let (store, threads) = Store::open(&db, &opts).unwrap();
+        let s = write(
+            &store,
+            "INSERT INTO capsules(id, workspace_raw, workspace_norm, title, capsule_text,
+               capsule_chars, tokens_estimate, created_at, updated_at, seq)
+             VALUES ('a', 'w', 'w', 'Alpha', 'redis cache', 11, 3, 1, 1, 1),
+                    ('b', 'w', 'w', 'Beta', 'kafka', 5, 1, 1, 1, 2);",
+        )
+        .await;
+        caught_up(&store, s).await;
+        assert_eq!((hits("redis"), hits("alpha"), hits("kafka")), (1, 1, 1));
+        let s = write(
+            &store,
+            "UPDATE capsules SET capsule_text = 'postgres' WHERE id = 'a';",
+        )
+        .await;
+        caught_up(&store, s).await;
+        assert_eq!((hits("redis"), hits("postgres")), (0, 1));
+        let s = write(&store, "DELETE FROM capsules WHERE id = 'b';").await;
+        caught_up(&store, s).await;
+        assert_eq!(hits("kafka"), 0);
+        // The writer trims what the indexer applied.
+        write(&store, "UPDATE capsules SET phase = 'p' WHERE id = 'a';").await;
+        let left: i64 = store
+            .writer
+            .run(|c| Ok(c.query_row("SELECT count(*) FROM capsules_fts_queue", [], |r| r.get(0))?))
+            .await
+            .unwrap();
+        assert_eq!(left, 0);
+        store.writer.close().await;
+        threads.join();
+
+        std::fs::remove_file(fts::index_path(&db)).unwrap();
+        let _ = std::fs::remove_file(fts::index_path(&db).with_extension("db-wal"));
+        let (store, threads) = Store::open(&db, &opts).unwrap();
+        for _ in 0..500 {
+            if Connection::open(fts::index_path(&db))
+                .unwrap()
+                .query_row("SELECT count(*) FROM indexer_state", [], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .unwrap_or(0)
+                == 1
+            {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(
+            (hits("postgres"), hits("kafka"), hits("alpha")),
+            (1, 0, 1),
+            "rebuilt"
+        );
         store.writer.close().await;
         threads.join();
     }

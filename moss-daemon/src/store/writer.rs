@@ -21,8 +21,18 @@ const QUEUE_DEPTH: usize = 1024;
 /// Jobs committed together at most.
 const MAX_BATCH: usize = 512;
 
-/// Work done once per batch, just before COMMIT.
-pub type BeforeCommit = fn(&Connection) -> rusqlite::Result<()>;
+/// What the writer does around each batch's COMMIT besides the jobs.
+pub trait BatchHooks: Send + 'static {
+    /// Runs after the jobs, outside their savepoints, inside the batch's transaction.
+    fn before_commit(&self, _conn: &Connection) -> rusqlite::Result<()> {
+        Ok(())
+    }
+
+    /// Runs after a successful COMMIT.
+    fn after_commit(&self) {}
+}
+
+impl BatchHooks for () {}
 /// Called once the batch a job belongs to has committed (or failed to).
 type Reply = Box<dyn FnOnce(Result<()>) + Send>;
 /// Runs inside the job's savepoint; returns whether to keep its changes, and its reply.
@@ -53,16 +63,15 @@ pub struct WriterThread {
 }
 
 impl Writer {
-    /// Starts the writer thread on an open, migrated connection. `before_commit` runs at the
-    /// end of every batch, outside the jobs' savepoints and inside their transaction.
+    /// Starts the writer thread on an open, migrated connection, with its batch hooks.
     pub fn spawn(
         conn: Connection,
-        before_commit: BeforeCommit,
+        hooks: impl BatchHooks,
     ) -> std::io::Result<(Writer, WriterThread)> {
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         let handle = std::thread::Builder::new()
             .name("moss-writer".into())
-            .spawn(move || run(conn, rx, before_commit))?;
+            .spawn(move || run(conn, rx, hooks))?;
         Ok((
             Writer { tx },
             WriterThread {
@@ -119,7 +128,7 @@ fn closed() -> Error {
     )
 }
 
-fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, before_commit: BeforeCommit) {
+fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, hooks: impl BatchHooks) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut closing = false;
     while !closing {
@@ -137,7 +146,7 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, before_commit: BeforeCommi
                 Err(_) => break,
             }
         }
-        commit_batch(&conn, &mut batch, before_commit);
+        commit_batch(&conn, &mut batch, &hooks);
     }
     rx.close();
     // Anything that raced the close: reject it cleanly rather than dropping it unanswered.
@@ -146,13 +155,13 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, before_commit: BeforeCommi
             batch.push(job);
         }
     }
-    commit_batch(&conn, &mut batch, before_commit);
+    commit_batch(&conn, &mut batch, &hooks);
     if let Err(e) = conn.execute_batch("PRAGMA optimize") {
         tracing::warn!("PRAGMA optimize at shutdown failed: {e}");
     }
 }
 
-fn commit_batch(conn: &Connection, batch: &mut Vec<Job>, before_commit: BeforeCommit) {
+fn commit_batch(conn: &Connection, batch: &mut Vec<Job>, hooks: &impl BatchHooks) {
     if batch.is_empty() {
         return;
     }
@@ -186,12 +195,16 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>, before_commit: BeforeCo
             }
         }
     }
-    let commit = before_commit(conn)
+    let commit = hooks
+        .before_commit(conn)
         .and_then(|()| exec(conn, "COMMIT"))
         .map_err(|e| {
             let _ = conn.execute_batch("ROLLBACK");
             Error::internal("committing", e)
         });
+    if commit.is_ok() {
+        hooks.after_commit();
+    }
     for reply in replies {
         reply(commit.clone());
     }
@@ -217,7 +230,7 @@ mod tests {
         let conn = Connection::open(dir.path().join("t.db")).unwrap();
         conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(x INTEGER UNIQUE);")
             .unwrap();
-        let (w, t) = Writer::spawn(conn, |_| Ok(())).unwrap();
+        let (w, t) = Writer::spawn(conn, ()).unwrap();
         (w, t, dir)
     }
 
