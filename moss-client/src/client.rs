@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-pub use reqwest::Method;
+use reqwest::Method;
 use reqwest::RequestBuilder;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -238,20 +238,6 @@ impl Client {
     pub async fn inventory(&self, req: &InventoryRequest) -> Result<CapsulePage, ClientError> {
         self.send(self.request(Method::GET, "/capsules/inventory").query(req))
             .await
-    }
-
-    /// Any call by method and path, for tools that need a route this client has no method for.
-    pub async fn raw<B: Serialize, T: DeserializeOwned>(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&B>,
-    ) -> Result<T, ClientError> {
-        let mut rb = self.request(method, path);
-        if let Some(body) = body {
-            rb = rb.json(body);
-        }
-        self.send(rb).await
     }
 }
 

@@ -44,10 +44,6 @@ impl MossHome {
         self.dir.join("moss.db.lock")
     }
 
-    pub fn exports_dir(&self) -> PathBuf {
-        self.dir.join("exports")
-    }
-
     /// Creates the directory (0700) if needed, and tightens its mode if it is looser.
     pub fn ensure_dir(&self) -> anyhow::Result<()> {
         std::fs::create_dir_all(&self.dir)
@@ -98,7 +94,6 @@ impl MossHome {
 #[derive(Debug)]
 pub struct DbLock {
     file: File,
-    path: PathBuf,
 }
 
 impl DbLock {
@@ -133,10 +128,7 @@ impl DbLock {
                 return Err(e).with_context(|| format!("cannot lock {}", path.display()));
             }
         }
-        Ok(DbLock {
-            file,
-            path: path.to_path_buf(),
-        })
+        Ok(DbLock { file })
     }
 
     /// Records who holds the lock, for the message a second daemon prints.
@@ -146,10 +138,6 @@ impl DbLock {
         self.file.write_all(text.as_bytes())?;
         self.file.sync_data()?;
         Ok(())
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 }
 

@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use axum::Router;
@@ -136,8 +136,6 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     let state = AppState(Arc::new(App {
         capsules: Capsules::new(store.clone(), config.clone()),
         config: config.clone(),
-        home: opts.home.clone(),
-        started: Instant::now(),
     }));
     let listener = TcpListener::bind(opts.addr)
         .await

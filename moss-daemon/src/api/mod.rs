@@ -7,7 +7,6 @@ pub mod capsules;
 pub mod json;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -18,15 +17,12 @@ use moss_client::{ErrorCode, ErrorEnvelope, Health};
 use crate::capsule::Capsules;
 use crate::config::Config;
 use crate::error::Error;
-use crate::home::MossHome;
 
 /// What every handler and tool can reach.
 #[derive(Debug)]
 pub struct App {
     pub capsules: Capsules,
     pub config: Arc<Config>,
-    pub home: MossHome,
-    pub started: Instant,
 }
 
 /// Shared handle on [`App`]; cloned per request, so it is one reference count.

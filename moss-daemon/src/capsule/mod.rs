@@ -54,10 +54,6 @@ impl Capsules {
         Capsules { store, config }
     }
 
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
     fn check_text(&self, text: &str, allow_thin: bool) -> Result<usize> {
         let chars = fields::check_size(text, self.config.capsule_max_chars)?;
         fields::check_sections(text, allow_thin)?;

@@ -12,7 +12,7 @@ pub mod migrations;
 pub mod readers;
 pub mod writer;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -38,7 +38,6 @@ pub struct Store {
     pub readers: ReadPool,
     seq: Arc<AtomicI64>,
     index_watermark: Arc<AtomicI64>,
-    path: PathBuf,
 }
 
 impl Store {
@@ -79,7 +78,6 @@ impl Store {
                 readers,
                 seq: Arc::new(AtomicI64::new(max_seq)),
                 index_watermark: indexer.watermark(),
-                path: path.to_path_buf(),
             },
             StoreThreads {
                 writer: thread,
@@ -98,10 +96,6 @@ impl Store {
     /// The `capsules_fts_queue` sequence up to which the full-text index is current.
     pub fn index_watermark(&self) -> i64 {
         self.index_watermark.load(Ordering::Acquire)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 }
 
