@@ -6,8 +6,10 @@
 //! - [`capsule`]: the capsule memory's operations.
 //! - [`api`]: REST routes; [`mcp`]: the MCP endpoint; [`guard`]: Host/Origin/body/token checks.
 //! - [`config`], [`home`], [`error`]: configuration, `$MOSS_HOME`, the error type.
+//! - [`cancel`]: stopping long operations when their client goes away.
 
 pub mod api;
+pub mod cancel;
 pub mod capsule;
 pub mod config;
 pub mod error;

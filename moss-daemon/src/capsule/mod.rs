@@ -18,6 +18,7 @@ use moss_client::*;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
+use crate::cancel::Cancel;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::store::{Store, now};
@@ -119,12 +120,15 @@ impl Capsules {
         }
         let include_deleted = req.include_deleted.unwrap_or(false);
         let include_text = req.include_text.unwrap_or(true);
-        self.store
+        let (cancel, guard) = Cancel::new();
+        let result = self
+            .store
             .readers
             .run(move |conn| {
                 let mut items = Vec::new();
                 let mut errors = Vec::new();
                 for r in req.items {
+                    cancel.check("fetch_many")?;
                     let found = Address::resolve(
                         r.id.as_deref(),
                         r.workspace.as_deref(),
@@ -143,7 +147,9 @@ impl Capsules {
                 }
                 Ok(FetchManyResponse { items, errors })
             })
-            .await
+            .await;
+        guard.disarm();
+        result
     }
 
     /// `capsule_update`: edit text and metadata of an active capsule; never its address.
