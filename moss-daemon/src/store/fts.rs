@@ -28,6 +28,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use tokio::sync::watch;
 
 use super::writer::BatchHooks;
 use crate::error::{Error, Result};
@@ -55,6 +56,7 @@ pub fn index_path(db: &Path) -> PathBuf {
 #[derive(Debug)]
 pub struct Indexer {
     watermark: Arc<AtomicI64>,
+    progress: watch::Receiver<i64>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -70,8 +72,13 @@ impl BatchHooks for IndexHooks {
     fn before_commit(&self, conn: &Connection) -> rusqlite::Result<()> {
         let applied = self.watermark.load(Ordering::Acquire);
         if applied > 0 {
-            conn.prepare_cached("DELETE FROM capsules_fts_queue WHERE seq <= ?1")?
-                .execute([applied])?;
+            // The newest entry always stays: `seq` is a rowid, and an emptied table would hand
+            // out seq 1 again, below the watermark, and those changes would never be indexed.
+            conn.prepare_cached(
+                "DELETE FROM capsules_fts_queue WHERE seq <= ?1
+                   AND seq < (SELECT max(seq) FROM capsules_fts_queue)",
+            )?
+            .execute([applied])?;
         }
         Ok(())
     }
@@ -99,18 +106,35 @@ impl Indexer {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         main.execute_batch("PRAGMA query_only = ON; PRAGMA busy_timeout = 5000;")?;
-        let watermark = Arc::new(AtomicI64::new(applied_seq(&fts)?.unwrap_or(0)));
+        let mut applied = applied_seq(&fts)?.unwrap_or(0);
+        let queued: i64 = main.query_row(
+            "SELECT coalesce(max(seq), 0) FROM capsules_fts_queue",
+            [],
+            |r| r.get(0),
+        )?;
+        if applied > queued {
+            // The queue never falls below the watermark (see before_commit), so this index was
+            // built for another database (e.g. moss.db was replaced): rebuild it.
+            tracing::warn!(
+                "the full-text index is ahead of the database ({applied} > {queued}); rebuilding it"
+            );
+            fts.execute("DELETE FROM indexer_state", [])?;
+            applied = 0;
+        }
+        let watermark = Arc::new(AtomicI64::new(applied));
+        let (progress, progress_rx) = watch::channel(applied);
         let (wake, woken) = mpsc::sync_channel(1);
         let w = watermark.clone();
         let handle = std::thread::Builder::new()
             .name("moss-indexer".into())
-            .spawn(move || run(main, fts, woken, w))
+            .spawn(move || run(main, fts, woken, w, progress))
             .map_err(|e| Error::internal("starting the indexer thread", e))?;
         // Catch up with whatever the queue held at start.
         let _ = wake.try_send(());
         Ok((
             Indexer {
                 watermark: watermark.clone(),
+                progress: progress_rx,
                 handle: Some(handle),
             },
             IndexHooks { watermark, wake },
@@ -120,6 +144,11 @@ impl Indexer {
     /// The queue sequence up to which the index is current, shared with the store.
     pub fn watermark(&self) -> Arc<AtomicI64> {
         self.watermark.clone()
+    }
+
+    /// Follows the watermark (for readers that must wait until the index has their writes).
+    pub fn progress(&self) -> watch::Receiver<i64> {
+        self.progress.clone()
     }
 
     /// Waits for the thread (after the writer, and so the hooks, are gone).
@@ -144,6 +173,7 @@ fn run(
     mut fts: Connection,
     woken: mpsc::Receiver<()>,
     watermark: Arc<AtomicI64>,
+    progress: watch::Sender<i64>,
 ) {
     loop {
         let last = woken.recv().is_err();
@@ -151,6 +181,7 @@ fn run(
             match pass(&main, &mut fts) {
                 Ok((applied, more)) => {
                     watermark.store(applied, Ordering::Release);
+                    progress.send_replace(applied);
                     if !more {
                         break;
                     }

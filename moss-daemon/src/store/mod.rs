@@ -38,6 +38,7 @@ pub struct Store {
     pub readers: ReadPool,
     seq: Arc<AtomicI64>,
     index_watermark: Arc<AtomicI64>,
+    index_progress: tokio::sync::watch::Receiver<i64>,
 }
 
 impl Store {
@@ -78,6 +79,7 @@ impl Store {
                 readers,
                 seq: Arc::new(AtomicI64::new(max_seq)),
                 index_watermark: indexer.watermark(),
+                index_progress: indexer.progress(),
             },
             StoreThreads {
                 writer: thread,
@@ -96,6 +98,16 @@ impl Store {
     /// The `capsules_fts_queue` sequence up to which the full-text index is current.
     pub fn index_watermark(&self) -> i64 {
         self.index_watermark.load(Ordering::Acquire)
+    }
+
+    /// Waits until the full-text index holds every text change queued up to `seq`, at most
+    /// `timeout`. Returns whether it got there.
+    pub async fn index_reached(&self, seq: i64, timeout: std::time::Duration) -> bool {
+        let mut progress = self.index_progress.clone();
+        matches!(
+            tokio::time::timeout(timeout, progress.wait_for(|applied| *applied >= seq)).await,
+            Ok(Ok(_))
+        )
     }
 }
 
@@ -254,7 +266,21 @@ mod tests {
             .run(|c| Ok(c.query_row("SELECT count(*) FROM capsules_fts_queue", [], |r| r.get(0))?))
             .await
             .unwrap();
-        assert_eq!(left, 0);
+        assert_eq!(left, 1, "all applied entries but the newest are trimmed");
+        // A change after a full trim still gets a sequence above the watermark.
+        let s = write(
+            &store,
+            "INSERT INTO capsules(id, workspace_raw, workspace_norm, title, capsule_text,
+               capsule_chars, tokens_estimate, created_at, updated_at, seq)
+             VALUES ('c', 'w', 'w', 'Gamma', 'zookeeper', 9, 1, 1, 1, 3);",
+        )
+        .await;
+        assert!(
+            store
+                .index_reached(s, std::time::Duration::from_secs(5))
+                .await
+        );
+        assert_eq!(hits("zookeeper"), 1);
         store.writer.close().await;
         threads.join();
 
@@ -275,8 +301,13 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         assert_eq!(
-            (hits("postgres"), hits("kafka"), hits("alpha")),
-            (1, 0, 1),
+            (
+                hits("postgres"),
+                hits("kafka"),
+                hits("alpha"),
+                hits("zookeeper")
+            ),
+            (1, 0, 1, 1),
             "rebuilt"
         );
         store.writer.close().await;
