@@ -7,8 +7,11 @@ use reqwest::RequestBuilder;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::bulk::*;
 use crate::capsule::*;
+use crate::compose::*;
 use crate::error::{ErrorBody, ErrorCode, ErrorEnvelope};
+use crate::search::*;
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
@@ -238,6 +241,59 @@ impl Client {
     pub async fn inventory(&self, req: &InventoryRequest) -> Result<CapsulePage, ClientError> {
         self.send(self.request(Method::GET, "/capsules/inventory").query(req))
             .await
+    }
+
+    /// `capsule_search`: `GET /capsules/search`.
+    pub async fn search(&self, req: &SearchRequest) -> Result<SearchPage, ClientError> {
+        self.send(self.request(Method::GET, "/capsules/search").query(req))
+            .await
+    }
+
+    /// `capsule_compose`: `POST /capsules/compose`.
+    pub async fn compose(&self, req: &ComposeRequest) -> Result<ComposeResponse, ClientError> {
+        self.send(self.request(Method::POST, "/capsules/compose").json(req))
+            .await
+    }
+
+    /// `capsule_append`: `POST /capsules/append`.
+    pub async fn append(&self, req: &AppendRequest) -> Result<AppendResponse, ClientError> {
+        self.send(self.request(Method::POST, "/capsules/append").json(req))
+            .await
+    }
+
+    /// `capsule_bulk_delete`: `POST /capsules/bulk-delete`.
+    pub async fn bulk_delete(
+        &self,
+        req: &BulkDeleteRequest,
+    ) -> Result<BulkDeleteResponse, ClientError> {
+        self.send(
+            self.request(Method::POST, "/capsules/bulk-delete")
+                .json(req),
+        )
+        .await
+    }
+
+    /// `capsule_bulk_update`: `POST /capsules/bulk-update`.
+    pub async fn bulk_update(
+        &self,
+        req: &BulkUpdateRequest,
+    ) -> Result<BulkUpdateResponse, ClientError> {
+        self.send(
+            self.request(Method::POST, "/capsules/bulk-update")
+                .json(req),
+        )
+        .await
+    }
+
+    /// `capsule_purge`: `POST /capsules/purge`.
+    pub async fn purge(&self, req: &PurgeRequest) -> Result<PurgeResponse, ClientError> {
+        self.send(self.request(Method::POST, "/capsules/purge").json(req))
+            .await
+    }
+
+    /// The MCP tools and whether the config enables them: `GET /tools`.
+    pub async fn tools(&self) -> Result<ToolList, ClientError> {
+        self.send(self.request(Method::GET, "/tools")).await
     }
 }
 

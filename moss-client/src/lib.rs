@@ -1,20 +1,28 @@
 //! Moss wire types and client.
 //!
 //! - [`error`]: the error codes, their HTTP statuses, and the `{"error":{...}}` envelope.
-//! - [`capsule`]: requests and responses of the `capsule_*` operations.
+//! - [`capsule`]: requests and responses of the core `capsule_*` operations.
+//! - [`search`], [`compose`] (compose and append), [`bulk`] (bulk delete/update, purge, tool
+//!   listing): the other capsule operations.
 //! - `client` (feature `http`, on by default): a typed async client over the REST routes.
 //!
 //! The daemon depends on this crate for its wire types, so what it sends is exactly what the
 //! client decodes.
 
+pub mod bulk;
 pub mod capsule;
+pub mod compose;
 pub mod error;
+pub mod search;
 
 #[cfg(feature = "http")]
 mod client;
 
+pub use bulk::*;
 pub use capsule::*;
+pub use compose::*;
 pub use error::{ErrorBody, ErrorCode, ErrorEnvelope};
+pub use search::*;
 
 #[cfg(feature = "http")]
 pub use client::{Client, ClientError};

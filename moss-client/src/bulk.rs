@@ -1,0 +1,116 @@
+//! Wire types of the operations over many capsules: `capsule_bulk_delete`,
+//! `capsule_bulk_update`, `capsule_purge`, and the tool listing.
+
+use serde::{Deserialize, Serialize};
+
+#[cfg(feature = "schema")]
+use schemars::JsonSchema;
+
+/// Arguments of `capsule_bulk_delete`. At least one filter must be non-empty.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BulkDeleteRequest {
+    /// Only this workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Only capsules carrying this tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// Only capsules whose name starts with this (case-insensitive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_prefix: Option<String>,
+    /// Only capsules of this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Only capsules of this phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Only capsules of this role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+}
+
+/// Result of `capsule_bulk_delete`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BulkDeleteResponse {
+    pub deleted: i64,
+    pub message: String,
+}
+
+/// Arguments of `capsule_bulk_update`: filters (at least one non-empty) and `set_*` fields (at
+/// least one present).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BulkUpdateRequest {
+    /// Only this workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Only capsules carrying this tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// Only capsules whose name starts with this (case-insensitive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_prefix: Option<String>,
+    /// Only capsules of this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Only capsules of this phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Only capsules of this role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// New phase; "" clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_phase: Option<String>,
+    /// New role; "" clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_role: Option<String>,
+    /// New tags, replacing the old ones entirely; [] clears them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_tags: Option<Vec<String>>,
+}
+
+/// Result of `capsule_bulk_update`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BulkUpdateResponse {
+    pub updated: i64,
+    pub message: String,
+}
+
+/// Arguments of `capsule_purge`: which soft-deleted capsules to delete for good.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PurgeRequest {
+    /// Only this workspace (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Only capsules soft-deleted at least this many days ago (default: any age).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub older_than_days: Option<i64>,
+}
+
+/// Result of `capsule_purge`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PurgeResponse {
+    pub purged: i64,
+    pub message: String,
+}
+
+/// One MCP tool as `GET /tools` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: String,
+    /// False when `disabled_tools` or `disabled_types` turns it off.
+    pub enabled: bool,
+}
+
+/// `GET /tools`: every tool the daemon knows, in listing order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolList {
+    pub tools: Vec<ToolInfo>,
+}
