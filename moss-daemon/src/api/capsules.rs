@@ -16,6 +16,12 @@ pub fn routes() -> Router<AppState> {
         .route("/capsules/fetch-many", post(fetch_many))
         .route("/capsules/latest", get(latest))
         .route("/capsules/inventory", get(inventory))
+        .route("/capsules/search", get(search))
+        .route("/capsules/compose", post(compose))
+        .route("/capsules/append", post(append))
+        .route("/capsules/bulk-delete", post(bulk_delete))
+        .route("/capsules/bulk-update", post(bulk_update))
+        .route("/capsules/purge", post(purge))
         .route(
             "/capsules/by-name",
             get(fetch_by_name)
@@ -144,4 +150,46 @@ async fn inventory(
     Params(req): Params<InventoryRequest>,
 ) -> Result<Json<CapsulePage>> {
     s.capsules.inventory(req).await.map(Json)
+}
+
+async fn search(
+    State(s): State<AppState>,
+    Params(req): Params<SearchRequest>,
+) -> Result<Json<SearchPage>> {
+    s.capsules.search(req).await.map(Json)
+}
+
+async fn compose(
+    State(s): State<AppState>,
+    Body(req): Body<ComposeRequest>,
+) -> Result<Json<ComposeResponse>> {
+    s.capsules.compose(req).await.map(Json)
+}
+
+async fn append(
+    State(s): State<AppState>,
+    Body(req): Body<AppendRequest>,
+) -> Result<Json<AppendResponse>> {
+    s.capsules.append(req).await.map(Json)
+}
+
+async fn bulk_delete(
+    State(s): State<AppState>,
+    Body(req): Body<BulkDeleteRequest>,
+) -> Result<Json<BulkDeleteResponse>> {
+    s.capsules.bulk_delete(req).await.map(Json)
+}
+
+async fn bulk_update(
+    State(s): State<AppState>,
+    Body(req): Body<BulkUpdateRequest>,
+) -> Result<Json<BulkUpdateResponse>> {
+    s.capsules.bulk_update(req).await.map(Json)
+}
+
+async fn purge(
+    State(s): State<AppState>,
+    Body(req): Body<PurgeRequest>,
+) -> Result<Json<PurgeResponse>> {
+    s.capsules.purge(req).await.map(Json)
 }

@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use moss_client::{ErrorCode, ErrorEnvelope, Health};
+use moss_client::{ErrorCode, ErrorEnvelope, Health, ToolList};
 
 use crate::capsule::Capsules;
 use crate::config::Config;
@@ -49,6 +49,7 @@ impl IntoResponse for Error {
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/health", get(health))
+        .route("/tools", get(tools))
         .merge(capsules::routes())
         .fallback(fallback)
 }
@@ -58,6 +59,10 @@ async fn health() -> Json<Health> {
         status: "ok".into(),
         version: moss_client::VERSION.into(),
     })
+}
+
+async fn tools(axum::extract::State(s): axum::extract::State<AppState>) -> Json<ToolList> {
+    Json(crate::mcp::tools::catalog(&s))
 }
 
 async fn fallback(req: axum::extract::Request) -> Error {

@@ -4,13 +4,21 @@
 //! - [`fields`]: normalization, addressing, field bounds, size and section checks.
 //! - [`lint`]: required-section detection (also the markdown header parser).
 //! - [`query`]: SQL for reading capsules and mapping rows.
+//! - [`search`]: full-text search with ranked, highlighted snippets.
+//! - [`sections`]: markdown sections, for [`append`] and the `sections` filter of [`compose`].
+//! - [`bulk`]: bulk delete, bulk update, purge.
 //!
 //! [`Capsules`] holds one method per operation. REST handlers, MCP tools and (through the
 //! client) CLI subcommands all end here.
 
+pub mod append;
+pub mod bulk;
+pub mod compose;
 pub mod fields;
 pub mod lint;
 pub mod query;
+pub mod search;
+pub mod sections;
 
 use std::sync::Arc;
 
@@ -354,7 +362,12 @@ impl Capsules {
     }
 }
 
-fn orchestration(f: &mut Filter, run_id: Option<&str>, phase: Option<&str>, role: Option<&str>) {
+pub(crate) fn orchestration(
+    f: &mut Filter,
+    run_id: Option<&str>,
+    phase: Option<&str>,
+    role: Option<&str>,
+) {
     let clean = |v: Option<&str>| {
         v.map(str::trim)
             .filter(|v| !v.is_empty())

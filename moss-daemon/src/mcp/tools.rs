@@ -101,6 +101,36 @@ pub const TOOLS: &[ToolSpec] = &[
             role.",
         schema: schema_of::<InventoryRequest>,
     },
+    ToolSpec {
+        name: "capsule_search",
+        description: "Full-text search over capsule titles and texts (FTS5, BM25; title matches             weigh 5x). query (max 1000 chars): words, \"exact phrases\", prefix*, AND/OR/NOT.             Filters: workspace, tag, run_id, phase, role, include_deleted; limit default 20, max             100. Each hit has a ~300-char snippet with <b> highlights (the capsule's text is             HTML-escaped) and a fetch_key to load it with capsule_fetch. No match is an empty             items list. Invalid FTS5 syntax is 400 INVALID_REQUEST: quote punctuation.",
+        schema: schema_of::<SearchRequest>,
+    },
+    ToolSpec {
+        name: "capsule_compose",
+        description: "Assemble up to 50 capsules (each by id or workspace+name, in order) into             one bundle: markdown `## <title|name|id>` + text, parts separated by `---`, or             format \"json\" with parts. sections keeps only the named sections of each capsule             (e.g. [\"Decisions\",\"Open questions\"]). All-or-nothing: any missing capsule is             404 NOT_FOUND. Over capsule_max_chars is 413 COMPOSE_TOO_LARGE. store_as {name, …}             also stores the markdown bundle as a capsule (linted like capsule_store; not with             json).",
+        schema: schema_of::<ComposeRequest>,
+    },
+    ToolSpec {
+        name: "capsule_bulk_delete",
+        description: "Soft-delete every active capsule matching ALL given filters (workspace,             tag, name_prefix, run_id, phase, role). At least one non-empty filter is required             (400 INVALID_REQUEST otherwise). Returns the count; 0 matches is not an error.",
+        schema: schema_of::<BulkDeleteRequest>,
+    },
+    ToolSpec {
+        name: "capsule_bulk_update",
+        description: "Set phase, role or tags (set_phase, set_role, set_tags) on every active             capsule matching ALL given filters (workspace, tag, name_prefix, run_id, phase,             role). Needs at least one non-empty filter and one set_ field. \"\" clears phase or             role, [] clears tags; tags are replaced, not merged. Returns the count.",
+        schema: schema_of::<BulkUpdateRequest>,
+    },
+    ToolSpec {
+        name: "capsule_purge",
+        description: "Permanently delete soft-deleted capsules (all, or of one workspace, or             deleted at least older_than_days ago). Active capsules are never touched. Cannot be             undone.",
+        schema: schema_of::<PurgeRequest>,
+    },
+    ToolSpec {
+        name: "capsule_append",
+        description: "Add markdown under one section of an active capsule (by id or             workspace+name) without rewriting the rest, e.g. to log a review. section is the             header text as written (\"Design Reviews\" for `## Design Reviews`), matched             case-insensitively, no synonyms; a missing section is 400 INVALID_REQUEST listing             the available ones. A placeholder body ((pending), TBD, N/A, -, none) is replaced;             otherwise content goes after it with a blank line. 413 CAPSULE_TOO_LARGE if the             result exceeds capsule_max_chars.",
+        schema: schema_of::<AppendRequest>,
+    },
 ];
 
 /// Runs tool `name` with `args`. Unknown tools and bad arguments are `INVALID_REQUEST`.
@@ -115,6 +145,12 @@ pub async fn dispatch(state: &AppState, name: &str, args: Value) -> Result<Value
         "capsule_latest" => call(name, args, |r| caps.latest(r)).await,
         "capsule_list" => call(name, args, |r| caps.list(r)).await,
         "capsule_inventory" => call(name, args, |r| caps.inventory(r)).await,
+        "capsule_search" => call(name, args, |r| caps.search(r)).await,
+        "capsule_compose" => call(name, args, |r| caps.compose(r)).await,
+        "capsule_bulk_delete" => call(name, args, |r| caps.bulk_delete(r)).await,
+        "capsule_bulk_update" => call(name, args, |r| caps.bulk_update(r)).await,
+        "capsule_purge" => call(name, args, |r| caps.purge(r)).await,
+        "capsule_append" => call(name, args, |r| caps.append(r)).await,
         _ => Err(Error::invalid(format!(
             "unknown tool {name:?}; tools/list shows the available tools"
         ))),
@@ -140,4 +176,18 @@ pub fn listed(state: &AppState) -> Vec<Tool> {
         .filter(|t| !state.config.tool_disabled(t.name))
         .map(|t| Tool::new(t.name, t.description, Arc::new((t.schema)())))
         .collect()
+}
+
+/// Every tool with whether the config enables it (`GET /tools`, `moss tools`).
+pub fn catalog(state: &AppState) -> ToolList {
+    ToolList {
+        tools: TOOLS
+            .iter()
+            .map(|t| ToolInfo {
+                name: t.name.into(),
+                description: t.description.into(),
+                enabled: !state.config.tool_disabled(t.name),
+            })
+            .collect(),
+    }
 }

@@ -68,9 +68,14 @@ impl Store {
             conn.query_row("SELECT coalesce(max(seq), 0) FROM capsules", [], |r| {
                 r.get(0)
             })?;
-        let readers = ReadPool::open(path, opts.read_pool_size, opts.read_pool_idle)?;
         let checkpointer = checkpointer::Checkpointer::spawn(path)?;
         let (indexer, hooks) = fts::Indexer::spawn(path)?;
+        let readers = ReadPool::open(
+            path,
+            &fts::index_path(path),
+            opts.read_pool_size,
+            opts.read_pool_idle,
+        )?;
         let (writer, thread) = Writer::spawn(conn, hooks)
             .map_err(|e| Error::internal("starting the writer thread", e))?;
         Ok((

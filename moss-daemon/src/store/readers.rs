@@ -23,14 +23,20 @@ impl std::fmt::Debug for ReadPool {
 }
 
 impl ReadPool {
-    pub fn open(path: &Path, size: u32, idle: u32) -> Result<ReadPool> {
+    /// Opens `size` read-only connections to `path`, each with the full-text index file
+    /// `index` attached read-only as schema `fts`.
+    pub fn open(path: &Path, index: &Path, size: u32, idle: u32) -> Result<ReadPool> {
+        let attach = format!(
+            "ATTACH DATABASE '{}' AS fts;",
+            file_uri(index).replace('\'', "''")
+        );
         let manager = SqliteConnectionManager::file(path)
             .with_flags(
                 OpenFlags::SQLITE_OPEN_READ_ONLY
                     | OpenFlags::SQLITE_OPEN_NO_MUTEX
                     | OpenFlags::SQLITE_OPEN_URI,
             )
-            .with_init(|c| {
+            .with_init(move |c| {
                 // Each reader keeps a small page cache: every commit invalidates it anyway, and
                 // resident memory stays bounded however large the database grows.
                 c.execute_batch(
@@ -38,7 +44,8 @@ impl ReadPool {
                      PRAGMA busy_timeout = 5000;
                      PRAGMA cache_size = -2000;
                      PRAGMA temp_store = MEMORY;",
-                )
+                )?;
+                c.execute_batch(&attach)
             });
         let pool = r2d2::Pool::builder()
             .max_size(size.max(1))
@@ -62,5 +69,33 @@ impl ReadPool {
         })
         .await
         .map_err(|e| Error::internal("reading", e))?
+    }
+}
+
+/// A read-only `file:` URI for `path` (the read pool opens with `SQLITE_OPEN_URI`).
+fn file_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                uri.push(*b as char)
+            }
+            _ => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?mode=ro");
+    uri
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_escape_what_sqlite_would_read_as_syntax() {
+        assert_eq!(
+            file_uri(Path::new("/tmp/a b/x?#%.db")),
+            "file:/tmp/a%20b/x%3F%23%25.db?mode=ro"
+        );
     }
 }

@@ -1,0 +1,269 @@
+//! Operations over many capsules at once (seed 001 §6.12, §6.14, §6.15): `capsule_bulk_delete`,
+//! `capsule_bulk_update` and `capsule_purge`. Each is one writer job, so it applies entirely or
+//! not at all.
+
+use moss_client::{
+    BulkDeleteRequest, BulkDeleteResponse, BulkUpdateRequest, BulkUpdateResponse, PurgeRequest,
+    PurgeResponse,
+};
+use rusqlite::Connection;
+use rusqlite::types::Value;
+
+use super::Capsules;
+use super::fields;
+use super::query::Filter;
+use crate::error::{Error, Result};
+use crate::store::{Store, now};
+
+const SECONDS_PER_DAY: i64 = 86_400;
+
+/// The filters shared by bulk delete and bulk update, cleaned; `None` when all are empty.
+struct Selection {
+    filter: Filter,
+    /// `workspace="project", tag="stale"`, for the messages.
+    described: String,
+}
+
+fn select(
+    workspace: Option<&str>,
+    tag: Option<&str>,
+    name_prefix: Option<&str>,
+    run_id: Option<&str>,
+    phase: Option<&str>,
+    role: Option<&str>,
+) -> Option<Selection> {
+    let clean = |v: Option<&str>| {
+        v.map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    let mut f = Filter::default();
+    let mut described = Vec::new();
+    f.raw("deleted_at IS NULL");
+    if let Some(ws) = clean(workspace) {
+        f.add("workspace_norm = ?", fields::normalize(&ws));
+        described.push(format!("workspace={ws:?}"));
+    }
+    if let Some(tag) = clean(tag) {
+        f.add(
+            "EXISTS (SELECT 1 FROM json_each(capsules.tags_json) WHERE json_each.value = ?)",
+            tag.clone(),
+        );
+        described.push(format!("tag={tag:?}"));
+    }
+    if let Some(prefix) = clean(name_prefix) {
+        // Both placeholders bind the same parameter.
+        f.add(
+            "substr(name_norm, 1, length(?)) = ?",
+            fields::normalize(&prefix),
+        );
+        described.push(format!("name_prefix={prefix:?}"));
+    }
+    for (col, val) in [("run_id", run_id), ("phase", phase), ("role", role)] {
+        if let Some(v) = clean(val) {
+            f.add(&format!("{col} = ?"), v.clone());
+            described.push(format!("{col}={v:?}"));
+        }
+    }
+    (!described.is_empty()).then(|| Selection {
+        filter: f,
+        described: described.join(", "),
+    })
+}
+
+const NO_FILTER: &str = "at least one filter is required (workspace, tag, name_prefix, run_id, \
+     phase or role) and it must not be empty or only whitespace: this guard keeps a bulk \
+     operation from touching every capsule";
+
+fn plural(n: i64) -> &'static str {
+    if n == 1 { "capsule" } else { "capsules" }
+}
+
+/// Ids of the selected rows, oldest change first, so the new sequence numbers keep their order.
+fn selected_ids(conn: &Connection, f: &Filter) -> Result<Vec<String>> {
+    let sql = format!(
+        "SELECT id FROM capsules {} ORDER BY updated_at, seq",
+        f.sql()
+    );
+    let ids = conn
+        .prepare(&sql)?
+        .query_map(rusqlite::params_from_iter(f.params().iter()), |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<String>>>()?;
+    Ok(ids)
+}
+
+/// Sets `assignments` (plus `updated_at` and a fresh `seq`) on each of `ids`.
+fn update_each(
+    conn: &Connection,
+    store: &Store,
+    ids: &[String],
+    assignments: &str,
+    values: &[Value],
+    t: i64,
+) -> Result<()> {
+    let n = values.len();
+    let sql = format!(
+        "UPDATE capsules SET {assignments}, updated_at = ?{}, seq = ?{} WHERE id = ?{}",
+        n + 1,
+        n + 2,
+        n + 3
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    for id in ids {
+        let mut params = values.to_vec();
+        params.push(Value::Integer(t));
+        params.push(Value::Integer(store.next_seq()));
+        params.push(Value::Text(id.clone()));
+        stmt.execute(rusqlite::params_from_iter(params.iter()))?;
+    }
+    Ok(())
+}
+
+impl Capsules {
+    /// `capsule_bulk_delete`: soft-delete every active capsule matching all given filters.
+    pub async fn bulk_delete(&self, req: BulkDeleteRequest) -> Result<BulkDeleteResponse> {
+        let sel = select(
+            req.workspace.as_deref(),
+            req.tag.as_deref(),
+            req.name_prefix.as_deref(),
+            req.run_id.as_deref(),
+            req.phase.as_deref(),
+            req.role.as_deref(),
+        )
+        .ok_or_else(|| Error::invalid(NO_FILTER))?;
+        let store = self.store.clone();
+        self.store
+            .writer
+            .run(move |conn| {
+                let ids = selected_ids(conn, &sel.filter)?;
+                let t = now();
+                update_each(
+                    conn,
+                    &store,
+                    &ids,
+                    "deleted_at = ?1",
+                    &[Value::Integer(t)],
+                    t,
+                )?;
+                let n = ids.len() as i64;
+                Ok(BulkDeleteResponse {
+                    deleted: n,
+                    message: format!("Soft-deleted {n} {} matching {}", plural(n), sel.described),
+                })
+            })
+            .await
+    }
+
+    /// `capsule_bulk_update`: set phase, role or tags on every active capsule matching all given
+    /// filters. `""` clears phase or role; `[]` clears tags; tags are replaced, not merged.
+    pub async fn bulk_update(&self, req: BulkUpdateRequest) -> Result<BulkUpdateResponse> {
+        let sel = select(
+            req.workspace.as_deref(),
+            req.tag.as_deref(),
+            req.name_prefix.as_deref(),
+            req.run_id.as_deref(),
+            req.phase.as_deref(),
+            req.role.as_deref(),
+        )
+        .ok_or_else(|| Error::invalid(NO_FILTER))?;
+        let mut assignments = Vec::new();
+        let mut values = Vec::new();
+        let mut described = Vec::new();
+        for (col, val) in [("phase", &req.set_phase), ("role", &req.set_role)] {
+            if let Some(v) = val {
+                let v = fields::handle(&format!("set_{col}"), Some(v))?;
+                described.push(match &v {
+                    Some(v) => format!("{col}={v:?}"),
+                    None => format!("{col} cleared"),
+                });
+                values.push(v.map(Value::Text).unwrap_or(Value::Null));
+                assignments.push(format!("{col} = ?{}", values.len()));
+            }
+        }
+        if let Some(tags) = &req.set_tags {
+            let tags = fields::tags(Some(tags)).map_err(|mut e| {
+                e.0.message = e.0.message.replacen("tags", "set_tags", 1);
+                e
+            })?;
+            described.push(match &tags {
+                Some(t) => format!("tags={}", serde_json::to_string(t).expect("tags")),
+                None => "tags cleared".to_string(),
+            });
+            values.push(
+                tags.map(|t| Value::Text(serde_json::to_string(&t).expect("tags")))
+                    .unwrap_or(Value::Null),
+            );
+            assignments.push(format!("tags_json = ?{}", values.len()));
+        }
+        if assignments.is_empty() {
+            return Err(Error::invalid(
+                "no update fields: give at least one of set_phase, set_role or set_tags (\"\" \
+                 or [] clears the field)",
+            ));
+        }
+        let assignments = assignments.join(", ");
+        let store = self.store.clone();
+        self.store
+            .writer
+            .run(move |conn| {
+                let ids = selected_ids(conn, &sel.filter)?;
+                update_each(conn, &store, &ids, &assignments, &values, now())?;
+                let n = ids.len() as i64;
+                Ok(BulkUpdateResponse {
+                    updated: n,
+                    message: format!(
+                        "Updated {n} {} matching {}; set {}",
+                        plural(n),
+                        sel.described,
+                        described.join(", ")
+                    ),
+                })
+            })
+            .await
+    }
+
+    /// `capsule_purge`: permanently delete soft-deleted capsules, optionally of one workspace
+    /// and deleted at least `older_than_days` ago.
+    pub async fn purge(&self, req: PurgeRequest) -> Result<PurgeResponse> {
+        let mut f = Filter::default();
+        f.raw("deleted_at IS NOT NULL");
+        let mut described = Vec::new();
+        if let Some(ws) = req
+            .workspace
+            .as_deref()
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+        {
+            f.add("workspace_norm = ?", fields::normalize(ws));
+            described.push(format!("in workspace {ws:?}"));
+        }
+        match req.older_than_days {
+            None => {}
+            Some(d) if d < 0 => {
+                return Err(Error::invalid(format!(
+                    "older_than_days must be 0 or more, got {d}"
+                )));
+            }
+            Some(d) => {
+                let cutoff = now().saturating_sub(d.saturating_mul(SECONDS_PER_DAY));
+                f.add("deleted_at <= ?", cutoff);
+                described.push(format!("deleted at least {d} days ago"));
+            }
+        }
+        self.store
+            .writer
+            .run(move |conn| {
+                let sql = format!("DELETE FROM capsules {}", f.sql());
+                let n = conn
+                    .prepare(&sql)?
+                    .execute(rusqlite::params_from_iter(f.params().iter()))?
+                    as i64;
+                let mut message = format!("Permanently deleted {n} {}", plural(n));
+                if !described.is_empty() {
+                    message = format!("{message} {}", described.join(", "));
+                }
+                Ok(PurgeResponse { purged: n, message })
+            })
+            .await
+    }
+}

@@ -1,0 +1,145 @@
+//! Markdown sections of a capsule: a header and the body up to the next header of the same or
+//! a higher level (so subsections belong to their section). Shared by `capsule_append` and the
+//! `sections` filter of `capsule_compose`; both match a header's text exactly,
+//! case-insensitively, without synonyms.
+
+use super::lint;
+
+/// One section of a capsule's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    /// The header line as written, e.g. `## Design Reviews`.
+    pub line: String,
+    /// The header's text, e.g. `Design Reviews`.
+    pub title: String,
+    /// Byte offset of the header line.
+    pub start: usize,
+    /// Byte offset of the body (just past the header line).
+    pub body_start: usize,
+    /// Byte offset just past the body.
+    pub end: usize,
+}
+
+impl Section {
+    pub fn body<'a>(&self, text: &'a str) -> &'a str {
+        &text[self.body_start..self.end]
+    }
+
+    pub fn whole<'a>(&self, text: &'a str) -> &'a str {
+        &text[self.start..self.end]
+    }
+}
+
+/// Every section of `text`, in order.
+pub fn sections(text: &str) -> Vec<Section> {
+    let headers = lint::headers(text);
+    headers
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let end = headers[i + 1..]
+                .iter()
+                .find(|next| next.level <= h.level)
+                .map(|next| next.start)
+                .unwrap_or(text.len());
+            Section {
+                line: h.line.clone(),
+                title: h.text.clone(),
+                start: h.start,
+                body_start: h.body_start,
+                end,
+            }
+        })
+        .collect()
+}
+
+/// Exact, case-insensitive header match (surrounding spaces and `#`s ignored).
+pub fn matches(section: &Section, wanted: &str) -> bool {
+    let wanted = wanted.trim().trim_start_matches('#').trim();
+    section.title.to_lowercase() == wanted.to_lowercase()
+}
+
+/// Bodies that only hold a placeholder, and so are replaced rather than appended to.
+const PLACEHOLDERS: &[&str] = &[
+    "(pending)",
+    "pending",
+    "pending.",
+    "tbd",
+    "tbd.",
+    "(tbd)",
+    "n/a",
+    "(n/a)",
+    "na",
+    "-",
+    "--",
+    "—",
+    "–",
+    "none",
+    "none.",
+    "none yet",
+    "(none)",
+    "none so far",
+    "nothing yet",
+    "(empty)",
+    "empty",
+    "todo",
+    "(todo)",
+    "...",
+    "…",
+    "?",
+];
+
+/// Whether a section body holds nothing but a placeholder (list bullets and emphasis ignored).
+pub fn is_placeholder(body: &str) -> bool {
+    let t = body.trim();
+    let t = t
+        .strip_prefix("- ")
+        .or_else(|| t.strip_prefix("* "))
+        .unwrap_or(t)
+        .trim()
+        .trim_matches(|c| c == '*' || c == '_')
+        .trim()
+        .to_lowercase();
+    PLACEHOLDERS.contains(&t.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "# Title\n\n## Status\nTBD\n\n## Design Reviews\n- one\n### Detail\nx\n\
+                        ## Next\n```\n## not a header\n```\nend";
+
+    #[test]
+    fn sections_run_to_the_next_header_of_their_level() {
+        let s = sections(TEXT);
+        let titles: Vec<_> = s.iter().map(|s| s.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            ["Title", "Status", "Design Reviews", "Detail", "Next"]
+        );
+        assert_eq!(s[1].body(TEXT), "TBD\n\n");
+        assert_eq!(s[2].body(TEXT), "- one\n### Detail\nx\n");
+        assert_eq!(s[4].body(TEXT), "```\n## not a header\n```\nend");
+        assert_eq!(s[0].end, TEXT.len(), "the level-1 title holds everything");
+    }
+
+    #[test]
+    fn matching_is_exact_and_case_insensitive() {
+        let s = sections(TEXT);
+        assert!(matches(&s[2], "design reviews"));
+        assert!(matches(&s[2], "## Design Reviews "));
+        assert!(!matches(&s[2], "Design"));
+        assert!(!matches(&s[1], "Current status"), "no synonyms");
+    }
+
+    #[test]
+    fn placeholders() {
+        for p in ["(pending)", "TBD", " N/A ", "-", "none", "- TBD", "_none_"] {
+            assert!(is_placeholder(p), "{p:?}");
+        }
+        for p in ["done", "- shipped", "none of the above", "", "\n\n"] {
+            assert!(!is_placeholder(p), "{p:?}");
+        }
+    }
+}
