@@ -72,6 +72,60 @@ pub enum CapsuleCommand {
     ///   moss inventory --tag auth --name-prefix au
     #[command(verbatim_doc_comment)]
     Inventory(InventoryArgs),
+    /// Full-text search over titles and texts, best match first, with highlighted snippets.
+    ///
+    /// Examples:
+    ///   moss search redis
+    ///   moss search '"user authentication" OR oauth' --workspace myproject
+    ///   moss search 'auth*' --run-id pr-42 --format table
+    #[command(verbatim_doc_comment)]
+    Search(crate::search::SearchArgs),
+    /// Assemble capsules into one markdown (or json) bundle; optionally store it.
+    ///
+    /// Examples:
+    ///   moss compose --name design --name review
+    ///   moss compose --workspace pr-42 --name sec --name perf --sections Decisions,"Open questions"
+    ///   moss compose --name a --name b --store-as a-and-b --replace
+    #[command(verbatim_doc_comment)]
+    Compose(crate::compose::ComposeArgs),
+    /// Add content under one section of a capsule (content from --content or stdin).
+    ///
+    /// A placeholder body such as (pending), TBD or N/A is replaced; otherwise the content
+    /// goes after the section's body with a blank line.
+    ///
+    /// Examples:
+    ///   moss append --name auth --section "Design Reviews" --content "- approved by sec"
+    ///   echo "- retried, green" | moss append 01JABCDEF0123456789ABCDEFG --section Status
+    #[command(verbatim_doc_comment)]
+    Append(crate::compose::AppendArgs),
+    /// Soft-delete every active capsule matching all the given filters (at least one).
+    ///
+    /// Examples:
+    ///   moss bulk-delete --workspace scratch
+    ///   moss bulk-delete --run-id pr-42 --phase draft
+    #[command(verbatim_doc_comment)]
+    BulkDelete(crate::bulk::BulkFilter),
+    /// Set phase, role or tags on every active capsule matching all the given filters.
+    ///
+    /// Examples:
+    ///   moss bulk-update --run-id pr-42 --set-phase archived
+    ///   moss bulk-update --workspace old --tag wip --set-tags done,reviewed
+    ///   moss bulk-update --name-prefix tmp- --set-role "" --clear-tags
+    #[command(verbatim_doc_comment)]
+    BulkUpdate(crate::bulk::BulkUpdateArgs),
+    /// Permanently delete soft-deleted capsules. Cannot be undone.
+    ///
+    /// Examples:
+    ///   moss purge
+    ///   moss purge --workspace scratch --older-than-days 7
+    #[command(verbatim_doc_comment)]
+    Purge(crate::bulk::PurgeArgs),
+    /// List the daemon's MCP tools and whether the config enables them.
+    ///
+    /// Examples:
+    ///   moss tools --format table
+    #[command(verbatim_doc_comment)]
+    Tools,
 }
 
 /// `<id>` or `--workspace` + `--name`.
@@ -92,13 +146,13 @@ pub struct AddressArgs {
 pub struct Orchestration {
     /// Orchestration run id.
     #[arg(long)]
-    run_id: Option<String>,
+    pub run_id: Option<String>,
     /// Workflow phase.
     #[arg(long)]
-    phase: Option<String>,
+    pub phase: Option<String>,
     /// Agent role.
     #[arg(long)]
-    role: Option<String>,
+    pub role: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -239,12 +293,12 @@ pub struct InventoryArgs {
     orchestration: Orchestration,
 }
 
-fn flag(b: bool) -> Option<bool> {
+pub fn flag(b: bool) -> Option<bool> {
     b.then_some(true)
 }
 
 /// Capsule text from stdin; `None` when stdin is a terminal or empty.
-fn stdin_text() -> anyhow::Result<Option<String>> {
+pub fn stdin_text() -> anyhow::Result<Option<String>> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Ok(None);
@@ -255,7 +309,7 @@ fn stdin_text() -> anyhow::Result<Option<String>> {
 }
 
 impl AddressArgs {
-    fn parts(self) -> (Option<String>, Option<String>, Option<String>) {
+    pub fn parts(self) -> (Option<String>, Option<String>, Option<String>) {
         (self.id, self.workspace, self.name)
     }
 }
@@ -383,5 +437,12 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
             };
             print(&client.inventory(&req).await?, format)
         }
+        CapsuleCommand::Search(a) => crate::search::run(a, client, format).await,
+        CapsuleCommand::Compose(a) => crate::compose::compose(a, client, format).await,
+        CapsuleCommand::Append(a) => crate::compose::append(a, client, format).await,
+        CapsuleCommand::BulkDelete(a) => crate::bulk::bulk_delete(a, client, format).await,
+        CapsuleCommand::BulkUpdate(a) => crate::bulk::bulk_update(a, client, format).await,
+        CapsuleCommand::Purge(a) => crate::bulk::purge(a, client, format).await,
+        CapsuleCommand::Tools => crate::bulk::tools(client, format).await,
     }
 }

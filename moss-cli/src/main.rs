@@ -1,14 +1,18 @@
 //! `moss`: every Moss operation as a subcommand, over HTTP to the daemon.
 //!
-//! - `capsule`: the capsule subcommands (store, fetch, …) and their flags.
+//! - `capsule`: the capsule subcommands (store, fetch, …) and their flags; `search`, `compose`
+//!   (compose, append) and `bulk` (bulk-delete, bulk-update, purge, tools) hold the rest.
 //! - `output`: JSON (default) and table rendering; errors as `[CODE] message`.
 //! - `bench`: the load generator behind `moss bench`.
 //! - `connect`: address and token resolution.
 
 mod bench;
+mod bulk;
 mod capsule;
+mod compose;
 mod connect;
 mod output;
+mod search;
 
 use std::process::ExitCode;
 
@@ -41,7 +45,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     #[command(flatten)]
-    Capsule(capsule::CapsuleCommand),
+    Capsule(Box<capsule::CapsuleCommand>),
     /// Load-test a running daemon: concurrent stores, fetches by name, and /health.
     ///
     /// Each phase runs for --duration seconds with --clients concurrent clients; the store
@@ -72,7 +76,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         let client = connect::client(&cli.addr)?;
         match cli.command {
-            Command::Capsule(cmd) => capsule::run(cmd, &client, cli.format).await,
+            Command::Capsule(cmd) => capsule::run(*cmd, &client, cli.format).await,
             Command::Bench(args) => bench::run(args, &client).await,
         }
     });

@@ -1,7 +1,7 @@
 //! Rendering results: JSON for scripts, tables for people, and one-line errors.
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
-use moss_client::{Capsule, ClientError};
+use moss_client::{Capsule, ClientError, SearchHit};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -58,12 +58,36 @@ fn new_table() -> Table {
 /// Lists of capsules become one row each; a single object becomes key/value rows, with a
 /// capsule's text printed below the table.
 fn table(json: &Value) -> String {
+    if let Some(tools) = json.get("tools").and_then(Value::as_array) {
+        let mut t = new_table();
+        t.set_header(["tool", "enabled"]);
+        for tool in tools {
+            t.add_row(vec![
+                tool["name"].as_str().unwrap_or("").to_string(),
+                tool["enabled"].to_string(),
+            ]);
+        }
+        return t.to_string();
+    }
     let items = json.get("items").and_then(Value::as_array);
     if let Some(items) = items {
         let mut t = new_table();
-        t.set_header(SUMMARY_COLUMNS);
+        let hits = json.get("sort").and_then(Value::as_str) == Some("relevance");
+        if hits {
+            t.set_header(["id", "workspace", "name", "title", "snippet"]);
+        } else {
+            t.set_header(SUMMARY_COLUMNS);
+        }
         for item in items {
-            if let Ok(c) = serde_json::from_value::<Capsule>(item.clone()) {
+            if hits && let Ok(h) = serde_json::from_value::<SearchHit>(item.clone()) {
+                t.add_row(vec![
+                    h.id,
+                    h.workspace,
+                    h.name.unwrap_or_default(),
+                    h.title.unwrap_or_default(),
+                    plain_snippet(&h.snippet),
+                ]);
+            } else if let Ok(c) = serde_json::from_value::<Capsule>(item.clone()) {
                 t.add_row(summary_row(&c));
             }
         }
@@ -94,6 +118,16 @@ fn table(json: &Value) -> String {
         }
         return out;
     }
+    if let Some(bundle) = json.get("bundle_text").and_then(Value::as_str) {
+        let mut out = bundle.to_string();
+        if let Some(stored) = json.get("stored") {
+            out.push_str(&format!(
+                "\n\nstored as {}",
+                stored["id"].as_str().unwrap_or("")
+            ));
+        }
+        return out;
+    }
     let object = json.get("item").unwrap_or(json);
     if object.is_null() {
         return "(none)".into();
@@ -117,6 +151,17 @@ fn table(json: &Value) -> String {
         Some(text) => format!("{t}\n\n{text}"),
         None => t.to_string(),
     }
+}
+
+/// A search snippet for a terminal: highlights dropped, entities decoded.
+fn plain_snippet(html: &str) -> String {
+    html.replace("<b>", "")
+        .replace("</b>", "")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
 }
 
 /// `[CODE] message` for daemon errors; a hint for the common local failures.

@@ -363,3 +363,119 @@ async fn bench_reports_figures_as_json() {
     }
     assert!(r["store_health_ratio"].as_f64().unwrap() > 0.0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_compose_append_bulk_and_purge() {
+    let d = TestDaemon::start().await;
+    for name in ["sec", "perf"] {
+        let text = capsule_text(&format!("{name} review of the redis cache"));
+        json(
+            &moss(
+                &d,
+                &[
+                    "store",
+                    "--name",
+                    name,
+                    "--workspace",
+                    "pr",
+                    "--run-id",
+                    "r1",
+                ],
+                Some(&text),
+            )
+            .await,
+        );
+    }
+
+    let hits = json(&moss(&d, &["search", "redis", "--workspace", "pr"], None).await);
+    assert_eq!(hits["pagination"]["total"], 2, "{hits}");
+    assert!(
+        hits["items"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("<b>redis</b>")
+    );
+    let table = moss(&d, &["search", "redis", "--format", "table"], None).await;
+    assert!(String::from_utf8_lossy(&table.stdout).contains("snippet"));
+    let bad = moss(&d, &["search", "\"open"], None).await;
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).starts_with("[INVALID_REQUEST]"),
+        "{}",
+        stderr(&bad)
+    );
+
+    let bundle = json(
+        &moss(
+            &d,
+            &[
+                "compose",
+                "--workspace",
+                "pr",
+                "--name",
+                "sec",
+                "--name",
+                "perf",
+                "--sections",
+                "Objective",
+                "--store-as",
+                "both",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(bundle["parts_count"], 2);
+    assert!(
+        bundle["bundle_text"]
+            .as_str()
+            .unwrap()
+            .starts_with("## sec\n\n## Objective")
+    );
+    assert!(bundle["stored"]["id"].is_string());
+
+    let appended = json(
+        &moss(
+            &d,
+            &[
+                "append",
+                "--workspace",
+                "pr",
+                "--name",
+                "sec",
+                "--section",
+                "Decisions",
+            ],
+            Some("- use a TTL of 5 minutes\n"),
+        )
+        .await,
+    );
+    assert_eq!(appended["section_hit"], "## Decisions");
+    assert_eq!(appended["replaced"], true, "the body was `none yet`");
+
+    let updated = json(
+        &moss(
+            &d,
+            &["bulk-update", "--run-id", "r1", "--set-phase", "archived"],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(updated["updated"], 2);
+    let refused = moss(&d, &["bulk-delete"], None).await;
+    assert!(stderr(&refused).starts_with("[INVALID_REQUEST]"));
+    let deleted = json(&moss(&d, &["bulk-delete", "--phase", "archived"], None).await);
+    assert_eq!(deleted["deleted"], 2);
+    let purged = json(&moss(&d, &["purge", "--workspace", "pr"], None).await);
+    assert_eq!(purged["purged"], 2);
+
+    let tools = json(&moss(&d, &["tools"], None).await);
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"capsule_search") && names.contains(&"capsule_append"));
+    d.stop().await;
+}

@@ -1,0 +1,96 @@
+//! `moss bulk-delete`, `moss bulk-update`, `moss purge` and `moss tools`.
+
+use clap::Args;
+use moss_client::{BulkDeleteRequest, BulkUpdateRequest, Client, PurgeRequest};
+
+use crate::capsule::Orchestration;
+use crate::output::{Format, print};
+
+/// Filters of the bulk operations; all given ones must match.
+#[derive(Debug, Args)]
+pub struct BulkFilter {
+    /// Only this workspace.
+    #[arg(long)]
+    workspace: Option<String>,
+    /// Only capsules carrying this tag.
+    #[arg(long)]
+    tag: Option<String>,
+    /// Only capsules whose name starts with this (case-insensitive).
+    #[arg(long)]
+    name_prefix: Option<String>,
+    #[command(flatten)]
+    orchestration: Orchestration,
+}
+
+pub async fn bulk_delete(f: BulkFilter, client: &Client, format: Format) -> anyhow::Result<()> {
+    let req = BulkDeleteRequest {
+        workspace: f.workspace,
+        tag: f.tag,
+        name_prefix: f.name_prefix,
+        run_id: f.orchestration.run_id,
+        phase: f.orchestration.phase,
+        role: f.orchestration.role,
+    };
+    print(&client.bulk_delete(&req).await?, format)
+}
+
+#[derive(Debug, Args)]
+pub struct BulkUpdateArgs {
+    #[command(flatten)]
+    filter: BulkFilter,
+    /// New phase ("" clears it).
+    #[arg(long)]
+    set_phase: Option<String>,
+    /// New role ("" clears it).
+    #[arg(long)]
+    set_role: Option<String>,
+    /// New tags, replacing the old ones (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',', conflicts_with = "clear_tags")]
+    set_tags: Vec<String>,
+    /// Remove all tags.
+    #[arg(long)]
+    clear_tags: bool,
+}
+
+pub async fn bulk_update(a: BulkUpdateArgs, client: &Client, format: Format) -> anyhow::Result<()> {
+    let f = a.filter;
+    let set_tags = if a.clear_tags {
+        Some(Vec::new())
+    } else {
+        (!a.set_tags.is_empty()).then_some(a.set_tags)
+    };
+    let req = BulkUpdateRequest {
+        workspace: f.workspace,
+        tag: f.tag,
+        name_prefix: f.name_prefix,
+        run_id: f.orchestration.run_id,
+        phase: f.orchestration.phase,
+        role: f.orchestration.role,
+        set_phase: a.set_phase,
+        set_role: a.set_role,
+        set_tags,
+    };
+    print(&client.bulk_update(&req).await?, format)
+}
+
+#[derive(Debug, Args)]
+pub struct PurgeArgs {
+    /// Only this workspace.
+    #[arg(long)]
+    workspace: Option<String>,
+    /// Only capsules soft-deleted at least this many days ago.
+    #[arg(long)]
+    older_than_days: Option<i64>,
+}
+
+pub async fn purge(a: PurgeArgs, client: &Client, format: Format) -> anyhow::Result<()> {
+    let req = PurgeRequest {
+        workspace: a.workspace,
+        older_than_days: a.older_than_days,
+    };
+    print(&client.purge(&req).await?, format)
+}
+
+pub async fn tools(client: &Client, format: Format) -> anyhow::Result<()> {
+    print(&client.tools().await?, format)
+}
