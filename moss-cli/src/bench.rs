@@ -28,6 +28,13 @@ pub struct BenchArgs {
     /// Print one JSON line instead of a table.
     #[arg(long)]
     json: bool,
+    /// Measure search instead: latency over a corpus of --capsules capsules (built once, in
+    /// workspace `bench-search-<N>` unless --workspace is given).
+    #[arg(long)]
+    search: bool,
+    /// Corpus size for --search.
+    #[arg(long, default_value_t = 100_000, requires = "search")]
+    capsules: u64,
 }
 
 /// Figures for one operation.
@@ -37,6 +44,7 @@ pub struct OpReport {
     pub errors: u64,
     pub throughput: f64,
     pub p50_ms: f64,
+    pub p95_ms: f64,
     pub p99_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
@@ -54,6 +62,29 @@ struct Report {
     health: OpReport,
     store_health_ratio: f64,
     fetch_health_ratio: f64,
+}
+
+impl OpReport {
+    /// Figures from individual latencies measured over `elapsed`.
+    pub fn from_latencies(mut lat: Vec<Duration>, errors: u64, elapsed: Duration) -> OpReport {
+        lat.sort_unstable();
+        let pct = |p: f64| -> f64 {
+            if lat.is_empty() {
+                return 0.0;
+            }
+            let i = ((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len()) - 1;
+            lat[i].as_secs_f64() * 1000.0
+        };
+        OpReport {
+            ops: lat.len() as u64,
+            errors,
+            throughput: lat.len() as f64 / elapsed.as_secs_f64().max(1e-9),
+            p50_ms: pct(0.50),
+            p95_ms: pct(0.95),
+            p99_ms: pct(0.99),
+            first_error: None,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -92,10 +123,10 @@ pub fn capsule_of_size(size: usize, seed: u64) -> String {
 }
 
 /// Small, fast, good enough to spread fetches over the stored names.
-struct XorShift(u64);
+pub struct XorShift(u64);
 
 impl XorShift {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 7;
@@ -105,7 +136,7 @@ impl XorShift {
     }
 }
 
-async fn phase<F, Fut>(clients: usize, duration: Duration, op: F) -> (OpReport, Vec<u64>)
+pub async fn phase<F, Fut>(clients: usize, duration: Duration, op: F) -> (OpReport, Vec<u64>)
 where
     F: Fn(usize, u64, &mut XorShift) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<(), String>> + Send,
@@ -165,6 +196,7 @@ where
             errors: all.errors,
             throughput: ops as f64 / elapsed,
             p50_ms: pct(0.50),
+            p95_ms: pct(0.95),
             p99_ms: pct(0.99),
             first_error: all.first_error,
         },
@@ -185,6 +217,18 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
         })
         .await?;
     let duration = Duration::from_secs_f64(args.duration);
+    if args.search {
+        return crate::bench_search::run(
+            client,
+            args.capsules,
+            args.workspace,
+            args.clients,
+            duration,
+            args.size,
+            args.json,
+        )
+        .await;
+    }
     let workspace = args.workspace.unwrap_or_else(|| {
         format!(
             "bench-{}",

@@ -7,6 +7,7 @@
 //! - `connect`: address and token resolution.
 
 mod bench;
+mod bench_search;
 mod bulk;
 mod capsule;
 mod compose;
@@ -56,6 +57,7 @@ enum Command {
     /// Examples:
     ///   moss bench --clients 32 --duration 10 --size 2048
     ///   moss bench --clients 8 --duration 2 --size 512 --json
+    ///   moss bench --search --capsules 100000 --clients 4 --duration 10
     #[command(verbatim_doc_comment)]
     Bench(bench::BenchArgs),
 }
