@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 
 /// Arguments of `capsule_bulk_delete`. At least one filter must be non-empty.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BulkDeleteRequest {
     /// Only this workspace.
@@ -33,6 +33,7 @@ pub struct BulkDeleteRequest {
 
 /// Result of `capsule_bulk_delete`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct BulkDeleteResponse {
     pub deleted: i64,
     pub message: String,
@@ -41,7 +42,7 @@ pub struct BulkDeleteResponse {
 /// Arguments of `capsule_bulk_update`: filters (at least one non-empty) and `set_*` fields (at
 /// least one present).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BulkUpdateRequest {
     /// Only this workspace.
@@ -75,6 +76,7 @@ pub struct BulkUpdateRequest {
 
 /// Result of `capsule_bulk_update`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct BulkUpdateResponse {
     pub updated: i64,
     pub message: String,
@@ -82,7 +84,7 @@ pub struct BulkUpdateResponse {
 
 /// Arguments of `capsule_purge`: which soft-deleted capsules to delete for good.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PurgeRequest {
     /// Only this workspace (default: all).
@@ -95,6 +97,7 @@ pub struct PurgeRequest {
 
 /// Result of `capsule_purge`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct PurgeResponse {
     pub purged: i64,
     pub message: String,
@@ -102,6 +105,7 @@ pub struct PurgeResponse {
 
 /// One MCP tool as `GET /tools` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct ToolInfo {
     pub name: String,
     pub description: String,
@@ -111,6 +115,7 @@ pub struct ToolInfo {
 
 /// `GET /tools`: every tool the daemon knows, in listing order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct ToolList {
     pub tools: Vec<ToolInfo>,
 }

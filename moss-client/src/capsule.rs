@@ -14,6 +14,7 @@ use schemars::JsonSchema;
 ///
 /// Named capsules are referenced by workspace and name; unnamed ones by id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct FetchKey {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moss_capsule: Option<String>,
@@ -25,7 +26,7 @@ pub struct FetchKey {
 
 /// How `capsule_store` treats an active capsule that already holds the name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum StoreMode {
     /// Fail with 409 NAME_ALREADY_EXISTS (default).
@@ -37,7 +38,7 @@ pub enum StoreMode {
 
 /// A reference to one capsule: `id`, or `workspace` + `name`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CapsuleRef {
     /// Capsule id (ULID). Give either this or `name`.
@@ -70,7 +71,7 @@ impl CapsuleRef {
 
 /// Arguments of `capsule_store`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StoreRequest {
     /// The capsule: markdown (or JSON) with the sections Objective, Current status, Decisions,
@@ -111,6 +112,7 @@ pub struct StoreRequest {
 
 /// What a write answers: the capsule's id and its fetch key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct CapsuleHandle {
     pub id: String,
     pub fetch_key: FetchKey,
@@ -118,8 +120,12 @@ pub struct CapsuleHandle {
 
 /// Arguments of `capsule_fetch`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct FetchRequest {
     /// Capsule id. Give either this or `workspace` + `name`, not both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -142,6 +148,7 @@ pub struct FetchRequest {
 ///
 /// `capsule_text` is present only where the operation returns text; summaries never carry it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct Capsule {
     pub id: String,
     pub workspace: String,
@@ -175,7 +182,7 @@ pub struct Capsule {
 
 /// Arguments of `capsule_fetch_many`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FetchManyRequest {
     /// 1 to 50 references, each `{"id"}` or `{"workspace","name"}`.
@@ -190,6 +197,7 @@ pub struct FetchManyRequest {
 
 /// One reference `capsule_fetch_many` could not resolve.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct FetchManyError {
     #[serde(rename = "ref")]
     pub reference: CapsuleRef,
@@ -199,6 +207,7 @@ pub struct FetchManyError {
 
 /// Result of `capsule_fetch_many`: what was found, in request order, and what was not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct FetchManyResponse {
     pub items: Vec<Capsule>,
     pub errors: Vec<FetchManyError>,
@@ -206,7 +215,7 @@ pub struct FetchManyResponse {
 
 /// Arguments of `capsule_update`. Address with `id` or `workspace` + `name`; those are not changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UpdateRequest {
     /// Capsule id. Give either this or `workspace` + `name`.
@@ -250,8 +259,12 @@ pub struct UpdateRequest {
 
 /// Arguments of `capsule_delete` (soft delete).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct DeleteRequest {
     /// Capsule id. Give either this or `workspace` + `name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -266,6 +279,7 @@ pub struct DeleteRequest {
 
 /// Result of `capsule_delete`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct DeleteResponse {
     pub deleted: bool,
     pub id: String,
@@ -273,8 +287,12 @@ pub struct DeleteResponse {
 
 /// Arguments of `capsule_latest`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct LatestRequest {
     /// Workspace (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -298,14 +316,19 @@ pub struct LatestRequest {
 
 /// Result of `capsule_latest`: `{"item": null}` when the workspace has no capsule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct LatestResponse {
     pub item: Option<Capsule>,
 }
 
 /// Arguments of `capsule_list` (one workspace, summaries only).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct ListRequest {
     /// Workspace (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -332,8 +355,12 @@ pub struct ListRequest {
 
 /// Arguments of `capsule_inventory` (all workspaces, summaries only).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct InventoryRequest {
     /// Only this workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -366,6 +393,7 @@ pub struct InventoryRequest {
 
 /// Where a page sits in the whole result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct Pagination {
     pub limit: i64,
     pub offset: i64,
@@ -375,6 +403,7 @@ pub struct Pagination {
 
 /// A page of capsule summaries (`capsule_list`, `capsule_inventory`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct CapsulePage {
     pub items: Vec<Capsule>,
     pub pagination: Pagination,
@@ -383,6 +412,7 @@ pub struct CapsulePage {
 
 /// `GET /health`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct Health {
     pub status: String,
     pub version: String,

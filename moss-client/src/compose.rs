@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 
 /// The shape of a composed bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ComposeFormat {
     /// `## <display name>` then the text, parts separated by `---` (default).
@@ -21,7 +21,7 @@ pub enum ComposeFormat {
 
 /// Where and how `capsule_compose` stores its bundle, through the same path as `capsule_store`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StoreAs {
     /// Name of the stored bundle (required).
@@ -57,7 +57,7 @@ pub struct StoreAs {
 
 /// Arguments of `capsule_compose`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ComposeRequest {
     /// 1 to 50 capsules, each `{"id"}` or `{"workspace","name"}`, in bundle order. All must
@@ -77,6 +77,7 @@ pub struct ComposeRequest {
 
 /// One capsule of a json-format bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct ComposePart {
     pub id: String,
     pub workspace: String,
@@ -90,6 +91,7 @@ pub struct ComposePart {
 
 /// Result of `capsule_compose`: `bundle_text` for markdown, `parts` for json.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct ComposeResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bundle_text: Option<String>,
@@ -105,7 +107,7 @@ pub struct ComposeResponse {
 
 /// Arguments of `capsule_append`. Address with `id` or `workspace` + `name`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AppendRequest {
     /// Capsule id. Give either this or `workspace` + `name`.
@@ -127,6 +129,7 @@ pub struct AppendRequest {
 
 /// Result of `capsule_append`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct AppendResponse {
     pub id: String,
     /// Absent for an unnamed capsule.

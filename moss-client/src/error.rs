@@ -6,6 +6,7 @@ use serde_json::Value;
 /// Every error code Moss answers with. The string form is the wire form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub enum ErrorCode {
     /// Both `id` and `workspace`+`name` were given.
     AmbiguousAddressing,
@@ -129,6 +130,7 @@ impl std::fmt::Display for ErrorCode {
 
 /// The body of an error: `{"code","message","status","details"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     pub code: ErrorCode,
     pub message: String,
@@ -163,6 +165,7 @@ impl std::error::Error for ErrorBody {}
 
 /// `{"error": {...}}`, what every failed REST call answers and every failed MCP tool returns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct ErrorEnvelope {
     pub error: ErrorBody,
 }

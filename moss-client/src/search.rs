@@ -9,8 +9,12 @@ use schemars::JsonSchema;
 
 /// Arguments of `capsule_search`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct SearchRequest {
     /// FTS5 query, at most 1000 characters: words (`redis`), phrases (`"user authentication"`),
     /// prefixes (`auth*`), and `AND` / `OR` / `NOT` (`JWT OR OAuth`). Title matches rank 5x
@@ -44,6 +48,7 @@ pub struct SearchRequest {
 
 /// One search hit: where the capsule is and a highlighted excerpt, never the whole text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct SearchHit {
     pub id: String,
     pub workspace: String,
@@ -62,6 +67,7 @@ pub struct SearchHit {
 
 /// A page of search hits, best first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct SearchPage {
     pub items: Vec<SearchHit>,
     pub pagination: Pagination,

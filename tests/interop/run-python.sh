@@ -7,7 +7,7 @@
 # `cargo build -p moss-daemon`). Creates (or reuses) a venv at
 # ${CARGO_TARGET_DIR:-<repo>/target}/interop-venv (override: MOSS_INTEROP_VENV), installs
 # tests/interop/python/requirements.txt into it, starts mossd on 127.0.0.1:0 in a temp
-# MOSS_HOME, and runs pytest on tests/interop/python/test_mcp_python_sdk.py with MOSS_ADDR and
+# MOSS_HOME, and runs pytest on tests/interop/python/ with MOSS_ADDR and
 # MOSS_TOKEN exported. mossd is stopped and the temp home removed on every exit.
 # Python: $PYTHON if set, else python3.11, else python3 (3.10+; the mcp SDK needs it).
 # Needs no stdin; safe under CI=true.
@@ -140,7 +140,7 @@ echo "run-python.sh: mossd $MOSSD (pid $MOSSD_PID) at $MOSS_ADDR; mcp $("$VENV/b
 
 # --- the tests -------------------------------------------------------------------------------
 cd "$ROOT"
-if "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$HERE/test_mcp_python_sdk.py" </dev/null; then
+if "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$HERE" </dev/null; then
     exit 0
 else
     rc=$?

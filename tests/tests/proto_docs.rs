@@ -36,9 +36,14 @@ fn error_codes() -> String {
     out
 }
 
+fn openapi() -> String {
+    serde_json::to_string_pretty(&moss_daemon::api::openapi::document()).unwrap() + "\n"
+}
+
 #[test]
 fn checked_in_proto_docs_match_the_code() {
     let files = [
+        ("openapi.json", openapi()),
         ("mcp-tools.json", mcp_tools()),
         ("error-codes.md", error_codes()),
     ];
@@ -60,4 +65,17 @@ fn checked_in_proto_docs_match_the_code() {
         "proto-docs/{stale:?} is stale; regenerate with \
          MOSS_UPDATE_PROTO_DOCS=1 cargo test -p moss-tests --test proto_docs"
     );
+}
+
+/// The daemon serves the same document at `GET /openapi.json` (behind the token).
+#[tokio::test]
+async fn the_daemon_serves_the_openapi_document() {
+    let d = moss_tests::TestDaemon::start().await;
+    let (status, served) = d.call("GET", "/openapi.json", None).await;
+    assert_eq!(status, 200, "{served}");
+    let expected: Value = serde_json::from_str(&openapi()).unwrap();
+    assert_eq!(served, expected);
+    let anonymous = d.http().get(d.url("/openapi.json")).send().await.unwrap();
+    assert_eq!(anonymous.status().as_u16(), 401);
+    d.stop().await;
 }

@@ -35,21 +35,40 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// Query of the by-name write routes.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
-struct NameQuery {
+#[into_params(parameter_in = Query)]
+pub struct NameQuery {
+    /// Workspace of the named capsule (default "default").
     workspace: Option<String>,
+    /// Capsule name.
     name: Option<String>,
 }
 
-async fn store(
+#[utoipa::path(
+    post,
+    path = "/capsules",
+    tag = "capsules",
+    operation_id = "capsule_store",
+    request_body = StoreRequest,
+    responses((status = 200, description = "capsule_store: the stored capsule's id and fetch key", body = CapsuleHandle), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn store(
     State(s): State<AppState>,
     Body(req): Body<StoreRequest>,
 ) -> Result<Json<CapsuleHandle>> {
     s.capsules.store(req).await.map(Json)
 }
 
-async fn fetch_by_id(
+#[utoipa::path(
+    get,
+    path = "/capsules/{id}",
+    tag = "capsules",
+    operation_id = "capsule_fetch_by_id",
+    params(("id" = String, Path, description = "Capsule id"), FetchRequest),
+    responses((status = 200, description = "capsule_fetch by id", body = Capsule), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn fetch_by_id(
     State(s): State<AppState>,
     Path(id): Path<String>,
     Params(mut req): Params<FetchRequest>,
@@ -63,7 +82,15 @@ async fn fetch_by_id(
     s.capsules.fetch(req).await.map(Json)
 }
 
-async fn fetch_by_name(
+#[utoipa::path(
+    get,
+    path = "/capsules/by-name",
+    tag = "capsules",
+    operation_id = "capsule_fetch_by_name",
+    params(FetchRequest),
+    responses((status = 200, description = "capsule_fetch by workspace and name", body = Capsule), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn fetch_by_name(
     State(s): State<AppState>,
     Params(req): Params<FetchRequest>,
 ) -> Result<Json<Capsule>> {
@@ -75,14 +102,31 @@ async fn fetch_by_name(
     s.capsules.fetch(req).await.map(Json)
 }
 
-async fn fetch_many(
+#[utoipa::path(
+    post,
+    path = "/capsules/fetch-many",
+    tag = "capsules",
+    operation_id = "capsule_fetch_many",
+    request_body = FetchManyRequest,
+    responses((status = 200, description = "capsule_fetch_many: found capsules and per-ref errors", body = FetchManyResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn fetch_many(
     State(s): State<AppState>,
     Body(req): Body<FetchManyRequest>,
 ) -> Result<Json<FetchManyResponse>> {
     s.capsules.fetch_many(req).await.map(Json)
 }
 
-async fn update_by_id(
+#[utoipa::path(
+    put,
+    path = "/capsules/{id}",
+    tag = "capsules",
+    operation_id = "capsule_update_by_id",
+    request_body = UpdateRequest,
+    params(("id" = String, Path, description = "Capsule id")),
+    responses((status = 200, description = "capsule_update by id", body = CapsuleHandle), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn update_by_id(
     State(s): State<AppState>,
     Path(id): Path<String>,
     Body(mut req): Body<UpdateRequest>,
@@ -97,7 +141,16 @@ async fn update_by_id(
     s.capsules.update(req).await.map(Json)
 }
 
-async fn update_by_name(
+#[utoipa::path(
+    put,
+    path = "/capsules/by-name",
+    tag = "capsules",
+    operation_id = "capsule_update_by_name",
+    request_body = UpdateRequest,
+    params(NameQuery),
+    responses((status = 200, description = "capsule_update by workspace and name (in the query)", body = CapsuleHandle), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn update_by_name(
     State(s): State<AppState>,
     Params(q): Params<NameQuery>,
     Body(mut req): Body<UpdateRequest>,
@@ -111,7 +164,15 @@ async fn update_by_name(
     s.capsules.update(req).await.map(Json)
 }
 
-async fn delete_by_id(
+#[utoipa::path(
+    delete,
+    path = "/capsules/{id}",
+    tag = "capsules",
+    operation_id = "capsule_delete_by_id",
+    params(("id" = String, Path, description = "Capsule id"), NameQuery),
+    responses((status = 200, description = "capsule_delete by id", body = DeleteResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn delete_by_id(
     State(s): State<AppState>,
     Path(id): Path<String>,
     Params(q): Params<NameQuery>,
@@ -124,70 +185,150 @@ async fn delete_by_id(
     s.capsules.delete(req).await.map(Json)
 }
 
-async fn delete_by_name(
+#[utoipa::path(
+    delete,
+    path = "/capsules/by-name",
+    tag = "capsules",
+    operation_id = "capsule_delete_by_name",
+    params(DeleteRequest),
+    responses((status = 200, description = "capsule_delete by workspace and name", body = DeleteResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn delete_by_name(
     State(s): State<AppState>,
     Params(req): Params<DeleteRequest>,
 ) -> Result<Json<DeleteResponse>> {
     s.capsules.delete(req).await.map(Json)
 }
 
-async fn latest(
+#[utoipa::path(
+    get,
+    path = "/capsules/latest",
+    tag = "capsules",
+    operation_id = "capsule_latest",
+    params(LatestRequest),
+    responses((status = 200, description = "capsule_latest: the newest capsule as item, or null", body = LatestResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn latest(
     State(s): State<AppState>,
     Params(req): Params<LatestRequest>,
 ) -> Result<Json<LatestResponse>> {
     s.capsules.latest(req).await.map(Json)
 }
 
-async fn list(
+#[utoipa::path(
+    get,
+    path = "/capsules",
+    tag = "capsules",
+    operation_id = "capsule_list",
+    params(ListRequest),
+    responses((status = 200, description = "capsule_list: one workspace's summaries", body = CapsulePage), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn list(
     State(s): State<AppState>,
     Params(req): Params<ListRequest>,
 ) -> Result<Json<CapsulePage>> {
     s.capsules.list(req).await.map(Json)
 }
 
-async fn inventory(
+#[utoipa::path(
+    get,
+    path = "/capsules/inventory",
+    tag = "capsules",
+    operation_id = "capsule_inventory",
+    params(InventoryRequest),
+    responses((status = 200, description = "capsule_inventory: summaries across workspaces", body = CapsulePage), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn inventory(
     State(s): State<AppState>,
     Params(req): Params<InventoryRequest>,
 ) -> Result<Json<CapsulePage>> {
     s.capsules.inventory(req).await.map(Json)
 }
 
-async fn search(
+#[utoipa::path(
+    get,
+    path = "/capsules/search",
+    tag = "capsules",
+    operation_id = "capsule_search",
+    params(SearchRequest),
+    responses((status = 200, description = "capsule_search: ranked hits with snippets", body = SearchPage), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn search(
     State(s): State<AppState>,
     Params(req): Params<SearchRequest>,
 ) -> Result<Json<SearchPage>> {
     s.capsules.search(req).await.map(Json)
 }
 
-async fn compose(
+#[utoipa::path(
+    post,
+    path = "/capsules/compose",
+    tag = "capsules",
+    operation_id = "capsule_compose",
+    request_body = ComposeRequest,
+    responses((status = 200, description = "capsule_compose: the bundle", body = ComposeResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn compose(
     State(s): State<AppState>,
     Body(req): Body<ComposeRequest>,
 ) -> Result<Json<ComposeResponse>> {
     s.capsules.compose(req).await.map(Json)
 }
 
-async fn append(
+#[utoipa::path(
+    post,
+    path = "/capsules/append",
+    tag = "capsules",
+    operation_id = "capsule_append",
+    request_body = AppendRequest,
+    responses((status = 200, description = "capsule_append: the section hit", body = AppendResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn append(
     State(s): State<AppState>,
     Body(req): Body<AppendRequest>,
 ) -> Result<Json<AppendResponse>> {
     s.capsules.append(req).await.map(Json)
 }
 
-async fn bulk_delete(
+#[utoipa::path(
+    post,
+    path = "/capsules/bulk-delete",
+    tag = "capsules",
+    operation_id = "capsule_bulk_delete",
+    request_body = BulkDeleteRequest,
+    responses((status = 200, description = "capsule_bulk_delete: how many were soft-deleted", body = BulkDeleteResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn bulk_delete(
     State(s): State<AppState>,
     Body(req): Body<BulkDeleteRequest>,
 ) -> Result<Json<BulkDeleteResponse>> {
     s.capsules.bulk_delete(req).await.map(Json)
 }
 
-async fn bulk_update(
+#[utoipa::path(
+    post,
+    path = "/capsules/bulk-update",
+    tag = "capsules",
+    operation_id = "capsule_bulk_update",
+    request_body = BulkUpdateRequest,
+    responses((status = 200, description = "capsule_bulk_update: how many were updated", body = BulkUpdateResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn bulk_update(
     State(s): State<AppState>,
     Body(req): Body<BulkUpdateRequest>,
 ) -> Result<Json<BulkUpdateResponse>> {
     s.capsules.bulk_update(req).await.map(Json)
 }
 
-async fn purge(
+#[utoipa::path(
+    post,
+    path = "/capsules/purge",
+    tag = "capsules",
+    operation_id = "capsule_purge",
+    request_body = PurgeRequest,
+    responses((status = 200, description = "capsule_purge: how many were deleted for good", body = PurgeResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn purge(
     State(s): State<AppState>,
     Body(req): Body<PurgeRequest>,
 ) -> Result<Json<PurgeResponse>> {

@@ -5,6 +5,7 @@
 
 pub mod capsules;
 pub mod json;
+pub mod openapi;
 
 use std::sync::Arc;
 
@@ -50,18 +51,37 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/health", get(health))
         .route("/tools", get(tools))
+        .route("/openapi.json", get(openapi::serve))
         .merge(capsules::routes())
         .fallback(fallback)
 }
 
-async fn health() -> Json<Health> {
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "daemon",
+    operation_id = "health",
+    security(()),
+    responses((status = 200, description = "The daemon is up; needs no token", body = Health))
+)]
+pub async fn health() -> Json<Health> {
     Json(Health {
         status: "ok".into(),
         version: moss_client::VERSION.into(),
     })
 }
 
-async fn tools(axum::extract::State(s): axum::extract::State<AppState>) -> Json<ToolList> {
+#[utoipa::path(
+    get,
+    path = "/tools",
+    tag = "daemon",
+    operation_id = "tools",
+    responses(
+        (status = 200, description = "Every MCP tool and whether the config enables it", body = ToolList),
+        (status = "4XX", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn tools(axum::extract::State(s): axum::extract::State<AppState>) -> Json<ToolList> {
     Json(crate::mcp::tools::catalog(&s))
 }
 
