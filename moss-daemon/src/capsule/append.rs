@@ -106,25 +106,29 @@ impl Capsules {
     }
 }
 
-/// The text with `content` placed in `section`: replacing a placeholder body, else after the
-/// body with a blank line between. A blank line is kept before the next header.
+/// The text with `content` placed in `section`: replacing the section's own text when that is
+/// only a placeholder, else after the whole section (subsections included) with a blank line
+/// between. A blank line is kept before the next header.
 pub fn splice(text: &str, section: &Section, content: &str) -> (String, bool) {
-    let body = section.body(text);
-    let replaced = sections::is_placeholder(body);
+    let replaced = sections::is_placeholder(section.own_body(text));
+    let (keep_to, resume_at) = if replaced {
+        (section.body_start, section.own_end)
+    } else {
+        (section.end, section.end)
+    };
     let content = content.trim_matches('\n').trim_end();
     let mut out = String::with_capacity(text.len() + content.len() + 4);
-    out.push_str(&text[..section.body_start]);
-    if !out.ends_with('\n') {
+    out.push_str(text[..keep_to].trim_end_matches(['\n', ' ', '\t']));
+    out.push('\n');
+    if !replaced
+        && keep_to > section.body_start
+        && !text[section.body_start..keep_to].trim().is_empty()
+    {
         out.push('\n');
-    }
-    let kept = body.trim_end();
-    if !replaced && !kept.is_empty() {
-        out.push_str(kept);
-        out.push_str("\n\n");
     }
     out.push_str(content);
     out.push('\n');
-    let rest = &text[section.end..];
+    let rest = &text[resume_at..];
     if !rest.is_empty() {
         out.push('\n');
         out.push_str(rest);
@@ -154,6 +158,18 @@ mod tests {
         let (t, replaced) = append("## Reviews\n- one\n\n## Next\nx\n", "Reviews", "- two\n");
         assert!(!replaced);
         assert_eq!(t, "## Reviews\n- one\n\n- two\n\n## Next\nx\n");
+    }
+
+    #[test]
+    fn subsections_stay_in_place() {
+        // The placeholder is the section's own text; the subsection is kept after it.
+        let (t, replaced) = append("# Top\nTBD\n## Sub\ns\n", "top", "real");
+        assert!(replaced);
+        assert_eq!(t, "# Top\nreal\n\n## Sub\ns\n");
+        // Otherwise content goes after the subsections, at the end of the section.
+        let (t, replaced) = append("## A\na\n### Sub\ns\n## B\nb\n", "a", "more");
+        assert!(!replaced);
+        assert_eq!(t, "## A\na\n### Sub\ns\n\nmore\n\n## B\nb\n");
     }
 
     #[test]

@@ -16,13 +16,20 @@ pub struct Section {
     pub start: usize,
     /// Byte offset of the body (just past the header line).
     pub body_start: usize,
-    /// Byte offset just past the body.
+    /// Byte offset just past the section's own text, before its first subsection.
+    pub own_end: usize,
+    /// Byte offset just past the body, subsections included.
     pub end: usize,
 }
 
 impl Section {
     pub fn body<'a>(&self, text: &'a str) -> &'a str {
         &text[self.body_start..self.end]
+    }
+
+    /// The text under the header up to the next header of any level.
+    pub fn own_body<'a>(&self, text: &'a str) -> &'a str {
+        &text[self.body_start..self.own_end]
     }
 
     pub fn whole<'a>(&self, text: &'a str) -> &'a str {
@@ -47,6 +54,7 @@ pub fn sections(text: &str) -> Vec<Section> {
                 title: h.text.clone(),
                 start: h.start,
                 body_start: h.body_start,
+                own_end: headers.get(i + 1).map(|n| n.start).unwrap_or(text.len()),
                 end,
             }
         })
