@@ -1,0 +1,251 @@
+//! The tool list (seed 001 §5.1) through `GET /tools` and MCP `tools/list`, and the
+//! `disabled_tools` / `disabled_types` configuration (§8.1) for the tools beyond the core eight.
+
+use moss_tests::{TestDaemon, capsule_text};
+use serde_json::{Value, json};
+
+/// The tools that exist now; `capsule_export` and `capsule_import` complete the 16 of §5.1.
+const TOOLS: [&str; 14] = [
+    "capsule_store",
+    "capsule_fetch",
+    "capsule_fetch_many",
+    "capsule_update",
+    "capsule_delete",
+    "capsule_latest",
+    "capsule_list",
+    "capsule_inventory",
+    "capsule_search",
+    "capsule_compose",
+    "capsule_bulk_delete",
+    "capsule_bulk_update",
+    "capsule_purge",
+    "capsule_append",
+];
+
+/// `GET /tools` → the `tools` array.
+async fn rest_tools(d: &TestDaemon) -> Vec<Value> {
+    let (s, body) = d.call("GET", "/tools", None).await;
+    assert_eq!(s, 200, "{body}");
+    body["tools"].as_array().expect("tools array").clone()
+}
+
+fn enabled_of(tools: &[Value], name: &str) -> bool {
+    tools
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not listed"))["enabled"]
+        .as_bool()
+        .unwrap()
+}
+
+async fn mcp_names(d: &TestDaemon) -> Vec<String> {
+    let mut mcp = d.mcp().await;
+    mcp.list_tools()
+        .await
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn get_tools_lists_every_capsule_tool_enabled() {
+    let d = TestDaemon::start().await;
+    let tools = rest_tools(&d).await;
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for t in TOOLS {
+        assert_eq!(
+            names.iter().filter(|n| **n == t).count(),
+            1,
+            "{t} listed once: {names:?}"
+        );
+    }
+    let capsule_tools = names.iter().filter(|n| n.starts_with("capsule_")).count();
+    assert!(
+        (14..=16).contains(&capsule_tools),
+        "§5.1 has 16 capsule tools: {names:?}"
+    );
+    for t in &tools {
+        let mut keys: Vec<&String> = t.as_object().unwrap().keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["description", "enabled", "name"], "{t}");
+        assert!(
+            t["description"].as_str().is_some_and(|s| s.len() > 10),
+            "{t}"
+        );
+        assert_eq!(t["enabled"], true, "nothing is disabled by default: {t}");
+    }
+    // MCP lists the same tools.
+    let mut listed = mcp_names(&d).await;
+    listed.sort();
+    let mut expected: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+    expected.sort();
+    assert_eq!(listed, expected);
+}
+
+#[tokio::test]
+async fn the_new_tools_declare_their_required_arguments() {
+    // §6.9, §6.13, §6.16: the required arguments of search, compose and append.
+    let d = TestDaemon::start().await;
+    let mut mcp = d.mcp().await;
+    let tools = mcp.list_tools().await;
+    let tool = |name: &str| -> Value {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not listed"))
+            .clone()
+    };
+    let required = |name: &str| -> Vec<String> {
+        let mut r: Vec<String> = tool(name)["inputSchema"]["required"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        r.sort();
+        r
+    };
+    let props = |name: &str| -> Vec<String> {
+        tool(name)["inputSchema"]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{name} has no properties"))
+            .keys()
+            .cloned()
+            .collect()
+    };
+    assert_eq!(required("capsule_search"), ["query"]);
+    assert_eq!(required("capsule_compose"), ["items"]);
+    assert_eq!(required("capsule_append"), ["content", "section"]);
+    for t in [
+        "capsule_bulk_delete",
+        "capsule_bulk_update",
+        "capsule_purge",
+    ] {
+        assert!(
+            required(t).is_empty(),
+            "{t}: filters are optional in the schema"
+        );
+    }
+    let has = |tool: &str, fields: &[&str]| {
+        let p = props(tool);
+        for f in fields {
+            assert!(p.contains(&f.to_string()), "{tool}.{f} missing from {p:?}");
+        }
+    };
+    has(
+        "capsule_search",
+        &[
+            "query",
+            "workspace",
+            "tag",
+            "run_id",
+            "phase",
+            "role",
+            "include_deleted",
+            "limit",
+            "offset",
+        ],
+    );
+    has(
+        "capsule_compose",
+        &["items", "format", "store_as", "sections"],
+    );
+    has(
+        "capsule_append",
+        &["id", "workspace", "name", "section", "content"],
+    );
+    let filters = ["workspace", "tag", "name_prefix", "run_id", "phase", "role"];
+    has("capsule_bulk_delete", &filters);
+    has("capsule_bulk_update", &filters);
+    has(
+        "capsule_bulk_update",
+        &["set_phase", "set_role", "set_tags"],
+    );
+    has("capsule_purge", &["workspace", "older_than_days"]);
+}
+
+#[tokio::test]
+async fn a_disabled_tool_is_unlisted_and_refused() {
+    let d = TestDaemon::start_with_config(Some(json!({"disabled_tools": ["capsule_purge"]}))).await;
+    let tools = rest_tools(&d).await;
+    assert!(!enabled_of(&tools, "capsule_purge"), "GET /tools says so");
+    for t in TOOLS.iter().filter(|t| **t != "capsule_purge") {
+        assert!(enabled_of(&tools, t), "{t} stays enabled");
+    }
+    let names = mcp_names(&d).await;
+    assert!(!names.contains(&"capsule_purge".to_string()), "{names:?}");
+    for t in TOOLS.iter().filter(|t| **t != "capsule_purge") {
+        assert!(
+            names.contains(&t.to_string()),
+            "{t} stays listed: {names:?}"
+        );
+    }
+
+    // A deleted capsule that the refused purge must not touch.
+    let mut mcp = d.mcp().await;
+    let s = mcp
+        .call_tool(
+            "capsule_store",
+            json!({"name": "old", "capsule_text": capsule_text("old")}),
+        )
+        .await;
+    let id = s["structuredContent"]["id"].as_str().unwrap().to_string();
+    let r = mcp.call_tool("capsule_delete", json!({"id": id})).await;
+    assert_eq!(r["isError"], false, "{r}");
+
+    let r = mcp.call_tool("capsule_purge", json!({})).await;
+    assert_eq!(r["isError"], true, "{r}");
+    let e = &r["structuredContent"]["error"];
+    assert_eq!(e["code"], "INVALID_REQUEST", "{r}");
+    let m = e["message"].as_str().unwrap();
+    assert!(m.contains("capsule_purge") && m.contains("disabled"), "{m}");
+    let (s, c) = d
+        .call("GET", &format!("/capsules/{id}?include_deleted=true"), None)
+        .await;
+    assert_eq!(s, 200, "the refused purge purged nothing: {c}");
+
+    // The other new tools still work.
+    let r = mcp
+        .call_tool("capsule_search", json!({"query": "old"}))
+        .await;
+    assert_eq!(r["isError"], false, "{r}");
+}
+
+#[tokio::test]
+async fn a_disabled_type_turns_off_every_capsule_tool() {
+    let d = TestDaemon::start_with_config(Some(json!({"disabled_types": ["capsule"]}))).await;
+    let tools = rest_tools(&d).await;
+    for t in TOOLS {
+        assert!(!enabled_of(&tools, t), "{t} is disabled");
+    }
+    let names = mcp_names(&d).await;
+    assert!(
+        names.iter().all(|n| !n.starts_with("capsule_")),
+        "{names:?}"
+    );
+    let mut mcp = d.mcp().await;
+    for (tool, args) in [
+        ("capsule_search", json!({"query": "x"})),
+        ("capsule_compose", json!({"items": [{"name": "x"}]})),
+        (
+            "capsule_append",
+            json!({"name": "x", "section": "Objective", "content": "y"}),
+        ),
+        ("capsule_bulk_delete", json!({"workspace": "default"})),
+        (
+            "capsule_bulk_update",
+            json!({"workspace": "default", "set_phase": "x"}),
+        ),
+        ("capsule_purge", json!({})),
+    ] {
+        let r = mcp.call_tool(tool, args).await;
+        assert_eq!(r["isError"], true, "{tool}: {r}");
+        let e = &r["structuredContent"]["error"];
+        assert_eq!(e["code"], "INVALID_REQUEST", "{tool}: {r}");
+        assert!(
+            e["message"].as_str().unwrap().contains("disabled"),
+            "{tool}: {e}"
+        );
+    }
+}
