@@ -8,29 +8,17 @@
 # ${CARGO_TARGET_DIR:-<repo>/target}/interop-venv (override: MOSS_INTEROP_VENV), installs
 # tests/interop/python/requirements.txt into it, starts mossd on 127.0.0.1:0 in a temp
 # MOSS_HOME, and runs pytest on tests/interop/python/ with MOSS_ADDR and
-# MOSS_TOKEN exported. mossd is stopped and the temp home removed on every exit.
+# MOSS_TOKEN exported. mossd is stopped and the temp home removed on every exit (lib.sh).
 # Python: $PYTHON if set, else python3.11, else python3 (3.10+; the mcp SDK needs it).
 # Needs no stdin; safe under CI=true.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+INTEROP_NAME=run-python.sh
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 HERE="$ROOT/tests/interop/python"
-TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
-STARTUP_TIMEOUT_S="${MOSS_INTEROP_STARTUP_TIMEOUT:-30}"
 
-die() {
-    echo "run-python.sh: $*" >&2
-    exit 1
-}
-
-# --- the daemon binary -----------------------------------------------------------------------
-MOSSD="${1:-$TARGET_DIR/debug/mossd}"
-if [[ ! -x "$MOSSD" && "$MOSSD" != /* && -x "$ROOT/$MOSSD" ]]; then
-    MOSSD="$ROOT/$MOSSD"
-fi
-[[ -x "$MOSSD" ]] || die "no mossd binary at '$MOSSD' (build it: cargo build -p moss-daemon)"
-MOSSD="$(cd "$(dirname "$MOSSD")" && pwd)/$(basename "$MOSSD")"
+interop_resolve_mossd "${1:-}"
 
 # --- the Python environment ------------------------------------------------------------------
 if [[ -n "${PYTHON:-}" ]]; then
@@ -63,87 +51,7 @@ if ! cmp -s "$REQS" "$STAMP"; then
     cp "$REQS" "$STAMP"
 fi
 
-# --- the daemon ------------------------------------------------------------------------------
-MOSS_HOME_DIR="$(mktemp -d "${TMPDIR:-/tmp}/moss-interop-home.XXXXXX")"
-LOG_DIR="$(mktemp -d "${TMPDIR:-/tmp}/moss-interop-log.XXXXXX")"
-MOSSD_OUT="$LOG_DIR/mossd.stdout"
-MOSSD_ERR="$LOG_DIR/mossd.stderr"
-: >"$MOSSD_OUT"
-: >"$MOSSD_ERR"
-MOSSD_PID=""
-
-cleanup() {
-    local rc=$?
-    if [[ -n "$MOSSD_PID" ]] && kill -0 "$MOSSD_PID" 2>/dev/null; then
-        kill -TERM "$MOSSD_PID" 2>/dev/null || true
-        for _ in $(seq 1 50); do
-            kill -0 "$MOSSD_PID" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$MOSSD_PID" 2>/dev/null || true
-        wait "$MOSSD_PID" 2>/dev/null || true
-    fi
-    rm -rf "$MOSS_HOME_DIR" "$LOG_DIR"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-show_mossd_stderr() {
-    echo "--- mossd stderr ($MOSSD_ERR) ---" >&2
-    tail -n 50 "$MOSSD_ERR" >&2 || true
-    echo "--- end of mossd stderr ---" >&2
-}
-
-MOSS_HOME="$MOSS_HOME_DIR" "$MOSSD" --addr 127.0.0.1:0 </dev/null >"$MOSSD_OUT" 2>"$MOSSD_ERR" &
-MOSSD_PID=$!
-
-# The first stdout line is `listening on http://127.0.0.1:PORT`; wait for it (bounded).
-ADDR=""
-deadline=$((SECONDS + STARTUP_TIMEOUT_S))
-while ((SECONDS < deadline)); do
-    # Only a complete (newline-terminated) first line counts.
-    if [[ "$(wc -l <"$MOSSD_OUT")" -ge 1 ]]; then
-        IFS= read -r first_line <"$MOSSD_OUT"
-        ADDR="${first_line#listening on }"
-        [[ "$ADDR" != "$first_line" && "$ADDR" == http://* ]] || {
-            show_mossd_stderr
-            die "unexpected first stdout line from mossd: '$first_line'"
-        }
-        break
-    fi
-    if ! kill -0 "$MOSSD_PID" 2>/dev/null; then
-        wait "$MOSSD_PID" && status=0 || status=$?
-        MOSSD_PID=""
-        show_mossd_stderr
-        die "mossd exited (status $status) before printing its address"
-    fi
-    sleep 0.1
-done
-if [[ -z "$ADDR" ]]; then
-    show_mossd_stderr
-    die "mossd printed no 'listening on' line within ${STARTUP_TIMEOUT_S}s"
-fi
-
-TOKEN_FILE="$MOSS_HOME_DIR/token"
-while [[ ! -s "$TOKEN_FILE" ]] && ((SECONDS < deadline)); do sleep 0.1; done
-[[ -s "$TOKEN_FILE" ]] || {
-    show_mossd_stderr
-    die "mossd is listening at $ADDR but wrote no token to $TOKEN_FILE"
-}
-
-export MOSS_ADDR="$ADDR"
-MOSS_TOKEN="$(tr -d '\r\n' <"$TOKEN_FILE")"
-export MOSS_TOKEN
+# --- the daemon and the tests ----------------------------------------------------------------
+interop_start_mossd
 echo "run-python.sh: mossd $MOSSD (pid $MOSSD_PID) at $MOSS_ADDR; mcp $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')"
-
-# --- the tests -------------------------------------------------------------------------------
-cd "$ROOT"
-if "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$HERE" </dev/null; then
-    exit 0
-else
-    rc=$?
-    show_mossd_stderr
-    exit "$rc"
-fi
+interop_run_tests "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$HERE"
