@@ -27,6 +27,7 @@ pub fn schema_of<T: JsonSchema>() -> JsonObject {
         .into_generator();
     let schema = generator.into_root_schema_for::<T>();
     let mut value = serde_json::to_value(schema).expect("schemas serialize");
+    drop_null_types(&mut value);
     if let Some(obj) = value.as_object_mut() {
         obj.remove("$schema");
         obj.remove("title");
@@ -36,6 +37,43 @@ pub fn schema_of<T: JsonSchema>() -> JsonObject {
     match value {
         Value::Object(map) => map,
         _ => JsonObject::new(),
+    }
+}
+
+/// Optional fields are simply not required: `"type": ["string", "null"]` becomes `"string"`
+/// and `anyOf: [X, {"type": "null"}]` becomes `X`. Some MCP clients reject null in type arrays,
+/// and omitting a field is how a client leaves it unset (an explicit null is still accepted).
+fn drop_null_types(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::Array(types)) = map.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let only = types.remove(0);
+                    map.insert("type".into(), only);
+                }
+            }
+            if let Some(Value::Array(any)) = map.get("anyOf") {
+                let rest: Vec<Value> = any
+                    .iter()
+                    .filter(|s| s.get("type") != Some(&Value::from("null")))
+                    .cloned()
+                    .collect();
+                if rest.len() == 1 && rest.len() < any.len() {
+                    map.remove("anyOf");
+                    if let Value::Object(inner) = rest.into_iter().next().expect("one") {
+                        for (k, val) in inner {
+                            map.entry(k).or_insert(val);
+                        }
+                    }
+                }
+            }
+            for child in map.values_mut() {
+                drop_null_types(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_null_types),
+        _ => {}
     }
 }
 
