@@ -70,15 +70,7 @@ impl Capsules {
         );
 
         // Read-your-writes: wait for the indexer to apply what was committed before now.
-        let queued = self
-            .store
-            .readers
-            .run(|conn| {
-                Ok(conn
-                    .prepare_cached("SELECT coalesce(max(seq), 0) FROM capsules_fts_queue")?
-                    .query_row([], |r| r.get::<_, i64>(0))?)
-            })
-            .await?;
+        let queued = self.store.index_queued();
         if !self.store.index_reached(queued, INDEX_WAIT).await {
             tracing::warn!(
                 "search answered from an index still {} changes behind",
@@ -166,11 +158,22 @@ fn run_search(
     Ok((items, total))
 }
 
+/// How FTS5's query parser starts its error messages (sqlite3.c, `sqlite3Fts5ParseError`).
+const FTS5_QUERY_ERRORS: &[&str] = &[
+    "fts5:",
+    "no such column",
+    "unterminated string",
+    "expected integer",
+];
+
 /// FTS5 reports a query it cannot parse as a plain SQL error; the SQL around it is fixed, so
 /// such an error is the user's query.
 fn query_error(e: rusqlite::Error, query: &str) -> Error {
     match &e {
-        rusqlite::Error::SqliteFailure(err, Some(msg)) if err.code == SqliteCode::Unknown => {
+        rusqlite::Error::SqliteFailure(err, Some(msg))
+            if err.code == SqliteCode::Unknown
+                && FTS5_QUERY_ERRORS.iter().any(|p| msg.starts_with(p)) =>
+        {
             Error::invalid(format!(
                 "query {query:?} is not valid FTS5 syntax ({msg}). Use words, \"quoted \
                  phrases\", prefix*, AND / OR / NOT; put punctuation such as - : . inside \

@@ -56,6 +56,7 @@ pub fn index_path(db: &Path) -> PathBuf {
 #[derive(Debug)]
 pub struct Indexer {
     watermark: Arc<AtomicI64>,
+    queued: Arc<AtomicI64>,
     progress: watch::Receiver<i64>,
     handle: Option<JoinHandle<()>>,
 }
@@ -66,6 +67,10 @@ pub struct Indexer {
 pub struct IndexHooks {
     watermark: Arc<AtomicI64>,
     wake: mpsc::SyncSender<()>,
+    /// The queue's newest sequence in the batch being committed.
+    pending: AtomicI64,
+    /// The queue's newest committed sequence: what a search must wait for.
+    queued: Arc<AtomicI64>,
 }
 
 impl BatchHooks for IndexHooks {
@@ -80,10 +85,16 @@ impl BatchHooks for IndexHooks {
             )?
             .execute([applied])?;
         }
+        let newest: i64 = conn
+            .prepare_cached("SELECT coalesce(max(seq), 0) FROM capsules_fts_queue")?
+            .query_row([], |r| r.get(0))?;
+        self.pending.store(newest, Ordering::Relaxed);
         Ok(())
     }
 
     fn after_commit(&self) {
+        self.queued
+            .fetch_max(self.pending.load(Ordering::Relaxed), Ordering::Release);
         // A full channel already holds a wake-up; the indexer will see this batch too.
         let _ = self.wake.try_send(());
     }
@@ -122,6 +133,7 @@ impl Indexer {
             applied = 0;
         }
         let watermark = Arc::new(AtomicI64::new(applied));
+        let queued = Arc::new(AtomicI64::new(queued));
         let (progress, progress_rx) = watch::channel(applied);
         let (wake, woken) = mpsc::sync_channel(1);
         let w = watermark.clone();
@@ -134,16 +146,27 @@ impl Indexer {
         Ok((
             Indexer {
                 watermark: watermark.clone(),
+                queued: queued.clone(),
                 progress: progress_rx,
                 handle: Some(handle),
             },
-            IndexHooks { watermark, wake },
+            IndexHooks {
+                watermark,
+                wake,
+                pending: AtomicI64::new(0),
+                queued,
+            },
         ))
     }
 
     /// The queue sequence up to which the index is current, shared with the store.
     pub fn watermark(&self) -> Arc<AtomicI64> {
         self.watermark.clone()
+    }
+
+    /// The newest committed queue sequence (updated by the writer after each commit).
+    pub fn queued(&self) -> Arc<AtomicI64> {
+        self.queued.clone()
     }
 
     /// Follows the watermark (for readers that must wait until the index has their writes).

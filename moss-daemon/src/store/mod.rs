@@ -39,6 +39,7 @@ pub struct Store {
     seq: Arc<AtomicI64>,
     index_watermark: Arc<AtomicI64>,
     index_progress: tokio::sync::watch::Receiver<i64>,
+    index_queued: Arc<AtomicI64>,
 }
 
 impl Store {
@@ -85,6 +86,7 @@ impl Store {
                 seq: Arc::new(AtomicI64::new(max_seq)),
                 index_watermark: indexer.watermark(),
                 index_progress: indexer.progress(),
+                index_queued: indexer.queued(),
             },
             StoreThreads {
                 writer: thread,
@@ -103,6 +105,11 @@ impl Store {
     /// The `capsules_fts_queue` sequence up to which the full-text index is current.
     pub fn index_watermark(&self) -> i64 {
         self.index_watermark.load(Ordering::Acquire)
+    }
+
+    /// The newest committed text change the index must apply (a `capsules_fts_queue` sequence).
+    pub fn index_queued(&self) -> i64 {
+        self.index_queued.load(Ordering::Acquire)
     }
 
     /// Waits until the full-text index holds every text change queued up to `seq`, at most
