@@ -106,14 +106,25 @@ fn run_search(
     offset: i64,
 ) -> Result<(Vec<SearchHit>, i64)> {
     let n = f.params().len();
-    // `c.seq DESC` makes equal ranks come back newest first, the same on every call.
+    // Two steps, so the costly parts run only where they must:
+    // - `hits` ranks the matches and keeps one page of them. `CROSS JOIN` makes SQLite drive
+    //   the join from the full-text match (otherwise it may walk every capsule of the workspace
+    //   and run the match once per capsule). `c.seq DESC` makes equal ranks come back newest
+    //   first, the same on every call.
+    // - snippet() runs only for that page: in the ranking query SQLite would compute it for
+    //   every match before sorting. `?1` is the MATCH text, the filter's first parameter.
     let sql = format!(
-        "SELECT c.id, c.workspace_raw, c.name_raw, c.title, c.updated_at, c.deleted_at,
-                snippet(capsules_fts, -1, char(57344), char(57345), '{ELLIPSIS}', 64)
-         FROM fts.capsules_fts AS f JOIN capsules AS c ON c.rowid = f.rowid
-         {}
-         ORDER BY bm25(capsules_fts, 5.0, 1.0), c.seq DESC
-         LIMIT ?{} OFFSET ?{}",
+        "WITH hits AS MATERIALIZED (
+             SELECT f.rowid AS rid, bm25(capsules_fts, 5.0, 1.0) AS rank, c.seq AS seq
+             FROM fts.capsules_fts AS f CROSS JOIN capsules AS c ON c.rowid = f.rowid
+             {}
+             ORDER BY rank, c.seq DESC
+             LIMIT ?{} OFFSET ?{})
+         SELECT c.id, c.workspace_raw, c.name_raw, c.title, c.updated_at, c.deleted_at,
+                (SELECT snippet(capsules_fts, -1, char(57344), char(57345), '{ELLIPSIS}', 64)
+                 FROM fts.capsules_fts WHERE capsules_fts MATCH ?1 AND rowid = hits.rid)
+         FROM hits CROSS JOIN capsules AS c ON c.rowid = hits.rid
+         ORDER BY hits.rank, hits.seq DESC",
         f.sql(),
         n + 1,
         n + 2
@@ -127,13 +138,13 @@ fn run_search(
                 let id: String = r.get(0)?;
                 let workspace: String = r.get(1)?;
                 let name: Option<String> = r.get(2)?;
-                let raw: String = r.get(6)?;
+                let raw: Option<String> = r.get(6)?;
                 Ok(SearchHit {
                     fetch_key: query::fetch_key(&id, &workspace, name.as_deref()),
                     title: r.get(3)?,
                     updated_at: r.get(4)?,
                     deleted_at: r.get(5)?,
-                    snippet: render_snippet(&raw, SNIPPET_CHARS),
+                    snippet: render_snippet(raw.as_deref().unwrap_or(""), SNIPPET_CHARS),
                     id,
                     workspace,
                     name,
@@ -146,7 +157,8 @@ fn run_search(
         items.len() as i64
     } else {
         let count = format!(
-            "SELECT count(*) FROM fts.capsules_fts AS f JOIN capsules AS c ON c.rowid = f.rowid {}",
+            "SELECT count(*) FROM fts.capsules_fts AS f CROSS JOIN capsules AS c \
+             ON c.rowid = f.rowid {}",
             f.sql()
         );
         conn.prepare_cached(&count)
