@@ -59,7 +59,7 @@ impl Store {
              PRAGMA busy_timeout = 5000;
              PRAGMA foreign_keys = ON;
              PRAGMA temp_store = MEMORY;
-             PRAGMA cache_size = -16000;
+             PRAGMA cache_size = -8000;
              PRAGMA wal_autocheckpoint = 0; -- see checkpointer
              PRAGMA journal_size_limit = 67108864;"
         ))?;
