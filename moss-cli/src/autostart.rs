@@ -10,6 +10,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
+use std::net::SocketAddr;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -218,23 +219,35 @@ pub async fn start_detached(addr: &str, home: &Path) -> anyhow::Result<Health> {
         shell_word(&mossd.display().to_string())
     );
     let deadline = Instant::now() + STARTUP_TIMEOUT;
+    // Set once mossd has exited because another daemon holds the port or the database: that
+    // one won the race (started by hand, by a service manager, or by a moss without this lock
+    // file), so it is waited for instead of reported as a failure.
+    let mut exited: Option<std::process::ExitStatus> = None;
     let result = loop {
         if let Probe::Up(h) = probe(&client).await {
             break Ok(h);
         }
-        if let Some(status) = child.try_wait()? {
-            // A daemon that lost a race for the port or the database exits; the winner answers.
-            if let Probe::Up(h) = probe(&client).await {
-                break Ok(h);
+        if exited.is_none()
+            && let Some(status) = child.try_wait()?
+        {
+            if !lost_race(&log_file, log_start, sock) {
+                break Err(format!("mossd exited ({status}) before answering"));
             }
-            break Err(format!("mossd exited ({status}) before answering"));
+            exited = Some(status);
         }
         if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break Err(format!(
-                "mossd did not answer /health within {STARTUP_TIMEOUT:?} and was stopped"
-            ));
+            break Err(match exited {
+                Some(status) => format!(
+                    "mossd exited ({status}) because another process holds the address or the                      database, and no Moss daemon answered there within {STARTUP_TIMEOUT:?}"
+                ),
+                None => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    format!(
+                        "mossd did not answer /health within {STARTUP_TIMEOUT:?} and was stopped"
+                    )
+                }
+            });
         }
         tokio::time::sleep(POLL).await;
     };
@@ -248,6 +261,22 @@ pub async fn start_detached(addr: &str, home: &Path) -> anyhow::Result<Health> {
         ))
         .into()
     })
+}
+
+/// Whether the log says, since `from`, that mossd gave up because another daemon won the race
+/// for `sock`: the address is in use, or the database's lock is held by a daemon on `sock` (or
+/// by one still starting, which has not named its address yet). A database held by a daemon on
+/// another address is no race: that is reported at once.
+fn lost_race(log: &Path, from: u64, sock: SocketAddr) -> bool {
+    let text = std::fs::read(log).unwrap_or_default();
+    let from = usize::try_from(from).unwrap_or(0).min(text.len());
+    let text = String::from_utf8_lossy(&text[from..]);
+    if text.contains("Address already in use") {
+        return true;
+    }
+    text.contains("another Moss daemon already owns")
+        && (text.contains(&format!("listening on http://{sock})"))
+            || text.contains("owns this database (another process)"))
 }
 
 /// Opens the log for appending (0600); returns it with its length before this start.
@@ -299,6 +328,36 @@ mod tests {
         assert_eq!(shell_word("/usr/bin/mossd"), "/usr/bin/mossd");
         assert_eq!(shell_word("/a b/c"), "'/a b/c'");
         assert_eq!(shell_word("it's"), r"'it'\''s'");
+    }
+
+    #[test]
+    fn only_a_daemon_on_the_same_address_counts_as_a_won_race() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("mossd.log");
+        let sock: SocketAddr = "127.0.0.1:7000".parse().unwrap();
+        let check = |text: &str| {
+            std::fs::write(&log, format!("earlier run: Address already in use\n{text}")).unwrap();
+            lost_race(
+                &log,
+                "earlier run: Address already in use\n".len() as u64,
+                sock,
+            )
+        };
+        assert!(check(
+            "Error: cannot listen on 127.0.0.1:7000: Address already in use (os error 98)"
+        ));
+        assert!(check(
+            "Error: another Moss daemon already owns this database (pid 9, listening on \
+             http://127.0.0.1:7000); lock file /h/moss.db.lock."
+        ));
+        assert!(check(
+            "Error: another Moss daemon already owns this database (another process); lock file"
+        ));
+        assert!(!check(
+            "Error: another Moss daemon already owns this database (pid 9, listening on \
+             http://127.0.0.1:7001); lock file /h/moss.db.lock."
+        ));
+        assert!(!check("Error: config.json: expected value at line 1"));
     }
 
     #[test]

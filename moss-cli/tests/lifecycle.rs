@@ -364,3 +364,47 @@ fn service_install_writes_the_unit_with_the_real_binary_and_autostart_defers_to_
     let _ = ok_json(&env.moss(&["list"]));
     assert!(env.answers());
 }
+
+#[test]
+fn a_database_owned_by_a_daemon_elsewhere_is_reported_at_once() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    // A daemon run by hand on the same home but another address.
+    let mut by_hand = Command::new(mossd())
+        .args(["--addr", "127.0.0.1:0"])
+        .env("MOSS_HOME", env.home())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(by_hand.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    let other = first
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap()
+        .to_string();
+
+    let began = Instant::now();
+    let out = env.moss(&["list"]);
+    let took = began.elapsed();
+    let _ = Command::new("kill").arg(by_hand.id().to_string()).status();
+    let _ = by_hand.wait();
+
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("already owns this database") && err.contains(&other),
+        "the holder and its address: {err}"
+    );
+    assert!(
+        took.as_secs() < 10,
+        "took {took:?}: a foreign holder is no race to wait out"
+    );
+    assert!(!env.answers());
+}
