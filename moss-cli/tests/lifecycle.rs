@@ -75,7 +75,8 @@ impl Env {
             .env("MOSS_ADDR", &self.addr)
             .env("MOSS_HOME", self.home())
             .env("HOME", self.user_home())
-            .env("NO_COLOR", "1")
+            // Not NO_COLOR: output is piped, and that alone must keep it plain.
+            .env_remove("NO_COLOR")
             .env_remove("MOSS_TOKEN")
             .env_remove("MOSS_NO_AUTOSTART")
             .env_remove("XDG_CONFIG_HOME")
@@ -407,4 +408,60 @@ fn a_database_owned_by_a_daemon_elsewhere_is_reported_at_once() {
         "took {took:?}: a foreign holder is no race to wait out"
     );
     assert!(!env.answers());
+}
+
+/// A stand-in daemon that answers every request with `body_for(path)`, as HTTP/1.1 JSON.
+fn fake_daemon(body_for: fn(&str) -> String) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request_line = String::new();
+            if reader.read_line(&mut request_line).is_err() {
+                continue;
+            }
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            let path = request_line.split(' ').nth(1).unwrap_or("/").to_string();
+            let body = body_for(&path);
+            let mut stream = stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+                 connection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_daemon_of_another_version_is_used_with_a_warning() {
+    let mut env = Env::new();
+    env.addr = fake_daemon(|path| match path {
+        "/health" => r#"{"status":"ok","version":"0.0.1-older"}"#.into(),
+        _ => r#"{"address":"127.0.0.1:1","version":"0.0.1-older","pid":1,"home":"/h",
+                 "db_path":"/h/moss.db","started_at":0,"uptime_seconds":5}"#
+            .into(),
+    });
+    let out = env.moss(&["daemon", "start"]);
+    let status = ok_json(&out);
+    assert_eq!(status["version"], "0.0.1-older", "{status}");
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("warning: ")
+            && err.contains("0.0.1-older")
+            && err.contains(env!("CARGO_PKG_VERSION"))
+            && err.contains("moss daemon restart"),
+        "{err}"
+    );
+    assert_eq!(err.matches("warning:").count(), 1, "warned once: {err}");
+    // The stand-in is not stopped by the guard: it is no mossd.
+    env.addr = format!("127.0.0.1:{}", free_port());
 }
