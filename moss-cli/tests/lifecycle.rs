@@ -465,3 +465,38 @@ fn a_daemon_of_another_version_is_used_with_a_warning() {
     // The stand-in is not stopped by the guard: it is no mossd.
     env.addr = format!("127.0.0.1:{}", free_port());
 }
+
+/// `moss args` on a pseudo-terminal (util-linux `script`); what the terminal showed.
+#[cfg(target_os = "linux")]
+fn on_a_terminal(env: &Env, args: &str, no_color: bool) -> String {
+    let c = env.cmd(&[]);
+    let line = format!("{} {args}", env!("CARGO_BIN_EXE_moss"));
+    let mut script = Command::new("script");
+    script.args(["-qec", &line, "/dev/null"]);
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    if no_color {
+        script.env("NO_COLOR", "1");
+    }
+    script.env("TERM", "xterm").stdin(Stdio::null());
+    let out = script.output().expect("util-linux `script` runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn colour_on_a_terminal_unless_no_color() {
+    let env = Env::new();
+    let coloured = on_a_terminal(&env, "daemon status", false);
+    assert!(
+        coloured.contains("\x1b[1;31m[UNAVAILABLE]\x1b[0m"),
+        "the error code in red on a terminal: {coloured:?}"
+    );
+    let plain = on_a_terminal(&env, "daemon status", true);
+    assert!(plain.contains("[UNAVAILABLE]"), "{plain:?}");
+    assert!(!plain.contains('\x1b'), "NO_COLOR set: {plain:?}");
+}
