@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use clap::Subcommand;
 use moss_client::{ClientError, DaemonStatus};
 use serde_json::json;
@@ -21,7 +21,8 @@ pub enum DaemonCommand {
     /// Start the daemon in the background unless one answers already.
     ///
     /// Runs mossd (next to moss, else on PATH) detached, logging to $MOSS_HOME/mossd.log,
-    /// and waits until it answers. Any other moss command does the same when no daemon
+    /// and waits until it answers; when `moss service install` set up a user service for this
+    /// address and home, starts that service instead. Any other moss command does the same when no daemon
     /// answers, unless MOSS_NO_AUTOSTART=1. Prints the daemon's status.
     ///
     /// Examples:
@@ -83,6 +84,15 @@ pub async fn run(cmd: DaemonCommand, addr: &str, format: Format) -> anyhow::Resu
 async fn start(addr: &str) -> anyhow::Result<()> {
     let home = connect::require_home()?;
     if let Some(svc) = service::managing(addr, &home) {
+        // The service owns this daemon: start it through its manager, not next to it.
+        let ran = svc.start().with_context(|| {
+            format!(
+                "the user service installed at {} runs the daemon for {addr}, and starting it \
+                 failed; see its log, or remove it with `moss service uninstall`",
+                svc.path.display()
+            )
+        })?;
+        eprintln!("ran {ran}");
         svc.wait_for_daemon(addr, &connect::client(addr)?).await?;
         return Ok(());
     }

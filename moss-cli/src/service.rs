@@ -221,6 +221,30 @@ impl Installed {
         }
     }
 
+    /// Asks the service manager to start the daemon (`moss daemon start|restart` while the
+    /// service is installed); returns the command it ran.
+    pub fn start(&self) -> anyhow::Result<String> {
+        match self.manager {
+            Manager::Systemd => run("systemctl", &["--user", "start", SYSTEMD_UNIT]),
+            Manager::Launchd => {
+                let uid = file_uid(&self.path)?;
+                let target = format!("gui/{uid}/{LAUNCHD_LABEL}");
+                if self.active() == Ok(true) {
+                    run("launchctl", &["kickstart", &target])
+                } else {
+                    run(
+                        "launchctl",
+                        &[
+                            "bootstrap",
+                            &format!("gui/{uid}"),
+                            &self.path.display().to_string(),
+                        ],
+                    )
+                }
+            }
+        }
+    }
+
     /// Waits for the service's daemon to answer, or explains how to start it; never spawns one.
     pub async fn wait_for_daemon(&self, addr: &str, client: &Client) -> anyhow::Result<Health> {
         let why = match self.active() {

@@ -50,6 +50,8 @@ fn free_port() -> u16 {
 struct Env {
     dir: tempfile::TempDir,
     addr: String,
+    /// Prepended to PATH (stand-ins for service managers).
+    bin: Option<PathBuf>,
 }
 
 impl Env {
@@ -58,6 +60,7 @@ impl Env {
         Env {
             dir: tempfile::tempdir().unwrap(),
             addr: format!("127.0.0.1:{}", free_port()),
+            bin: None,
         }
     }
 
@@ -83,6 +86,12 @@ impl Env {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if let Some(bin) = &self.bin {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let mut dirs = vec![bin.clone()];
+            dirs.extend(std::env::split_paths(&path));
+            c.env("PATH", std::env::join_paths(dirs).unwrap());
+        }
         c
     }
 
@@ -310,7 +319,24 @@ fn twenty_concurrent_first_commands_start_exactly_one_daemon() {
 
 #[test]
 fn service_install_writes_the_unit_with_the_real_binary_and_autostart_defers_to_it() {
-    let env = Env::new();
+    let mut env = Env::new();
+    // A stand-in systemctl that records its calls: the unit is inactive, and starting it fails
+    // the way it does without a user manager. (The real one must never see this test.)
+    let bin = env.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let calls = bin.join("systemctl.calls");
+    let shim = bin.join("systemctl");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\ncase \"$*\" in\n  *is-active*) echo inactive; exit 3 ;;\n\
+             esac\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n",
+            calls.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.bin = Some(bin);
     let mossd = mossd().canonicalize().unwrap();
     let unit = env.user_home().join(".config/systemd/user/moss.service");
 
@@ -357,6 +383,24 @@ fn service_install_writes_the_unit_with_the_real_binary_and_autostart_defers_to_
         "{err}"
     );
     assert!(!env.answers(), "moss started a daemon next to the service");
+    assert!(err.contains("is not running"), "{err}");
+    // An explicit start goes through the service manager, which fails here and says why.
+    let out = env.moss(&["daemon", "start"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("systemctl --user start moss.service")
+            && err.contains("Failed to connect to bus")
+            && err.contains(&unit.display().to_string()),
+        "{err}"
+    );
+    assert!(!env.answers(), "moss started a daemon next to the service");
+    let called = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(
+        called.lines().collect::<Vec<_>>(),
+        ["--user is-active moss.service", "--user start moss.service"],
+        "{called}"
+    );
 
     let out = env.moss(&["service", "uninstall", "--no-disable"]);
     assert!(out.status.success(), "{}", stderr(&out));
