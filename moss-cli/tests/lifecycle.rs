@@ -408,6 +408,51 @@ fn service_install_writes_the_unit_with_the_real_binary_and_autostart_defers_to_
     // Without the service, autostart is back.
     let _ = ok_json(&env.moss(&["list"]));
     assert!(env.answers());
+
+    // A full install with a systemctl that accepts everything (but starts nothing): the daemon
+    // moss started is stopped to make way, the manager is told, and moss reports each step.
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\ncase \"$*\" in\n  *is-active*) echo inactive; exit 3 ;;\n\
+             esac\nexit 0\n",
+            calls.display()
+        ),
+    )
+    .unwrap();
+    std::fs::remove_file(&calls).unwrap();
+    let out = env.moss(&["service", "install"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !env.answers(),
+        "the daemon moss had started still runs: {said}"
+    );
+    for step in [
+        "stopped the daemon moss had started",
+        "ran systemctl --user daemon-reload",
+        "ran systemctl --user enable --now moss.service",
+    ] {
+        assert!(said.contains(step), "no {step:?} in: {said}");
+    }
+    // This systemctl started nothing, and moss says so rather than starting a daemon itself.
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("is not running"), "{}", stderr(&out));
+    assert!(unit.exists());
+    let out = env.moss(&["service", "uninstall"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!unit.exists());
+    let called = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(
+        called.lines().collect::<Vec<_>>(),
+        [
+            "--user daemon-reload",
+            "--user enable --now moss.service",
+            "--user is-active moss.service",
+            "--user disable --now moss.service",
+            "--user daemon-reload"
+        ],
+        "{called}"
+    );
 }
 
 #[test]
