@@ -589,3 +589,30 @@ fn colour_on_a_terminal_unless_no_color() {
     assert!(plain.contains("[UNAVAILABLE]"), "{plain:?}");
     assert!(!plain.contains('\x1b'), "NO_COLOR set: {plain:?}");
 }
+
+#[test]
+fn the_stdio_bridge_starts_the_daemon_it_forwards_to() {
+    use std::io::Write;
+    let env = Env::new();
+    let mut child = env
+        .cmd(&["mcp"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("moss mcp runs");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
+    )
+    .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+    assert_eq!(answer["result"]["serverInfo"]["name"], "moss", "{answer}");
+    assert!(
+        env.answers(),
+        "the bridge's daemon keeps running for the next client"
+    );
+    assert!(env.home().join("token").exists());
+}
