@@ -4,20 +4,27 @@
 //!   (compose, append) and `bulk` (bulk-delete, bulk-update, purge, tools) hold the rest.
 //! - `output`: JSON (default) and table rendering; errors as `[CODE] message`.
 //! - `bench`: the load generator behind `moss bench`.
-//! - `connect`: address and token resolution.
+//! - `connect`: address and token resolution; `autostart`: starting the daemon on demand.
+//! - `lifecycle` (`moss daemon …`), `service` (`moss service …`), `bridge` (`moss mcp`, the
+//!   stdio bridge) and `mcp_config` (`moss mcp config …`).
 
+mod autostart;
 mod bench;
 mod bench_search;
+mod bridge;
 mod bulk;
 mod capsule;
 mod compose;
 mod connect;
+mod lifecycle;
+mod mcp_config;
 mod output;
 mod search;
+mod service;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use output::Format;
 
@@ -26,10 +33,14 @@ use output::Format;
 /// Output is JSON by default (for scripts); `--format table` is for people.
 /// Errors go to stderr as `[CODE] message` with exit code 1.
 ///
+/// When no daemon answers at --addr, the first command starts one in the background
+/// (log: $MOSS_HOME/mossd.log) and goes on; MOSS_NO_AUTOSTART=1 turns that off.
+///
 /// Examples:
 ///   moss store --name auth < capsule.md
 ///   moss fetch --name auth
 ///   moss list --workspace myproject --format table
+///   moss daemon status
 #[derive(Debug, Parser)]
 #[command(name = "moss", version, verbatim_doc_comment, propagate_version = true)]
 struct Cli {
@@ -60,6 +71,33 @@ enum Command {
     ///   moss bench --search --capsules 100000 --clients 4 --duration 10
     #[command(verbatim_doc_comment)]
     Bench(bench::BenchArgs),
+    /// Start, stop, restart the daemon, or show its status.
+    ///
+    /// Examples:
+    ///   moss daemon status
+    ///   moss daemon restart
+    #[command(verbatim_doc_comment, subcommand)]
+    Daemon(lifecycle::DaemonCommand),
+    /// Run the daemon as a user service (systemd or launchd).
+    ///
+    /// Examples:
+    ///   moss service install
+    ///   moss service install --dry-run
+    ///   moss service uninstall
+    #[command(verbatim_doc_comment, subcommand)]
+    Service(service::ServiceCommand),
+    Mcp(mcp_config::McpArgs),
+    /// Print a shell completion script.
+    ///
+    /// Examples:
+    ///   moss completions bash > ~/.local/share/bash-completion/completions/moss
+    ///   moss completions zsh > ~/.zfunc/_moss       # with fpath+=(~/.zfunc) in ~/.zshrc
+    ///   moss completions fish > ~/.config/fish/completions/moss.fish
+    #[command(verbatim_doc_comment)]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 fn main() -> ExitCode {
@@ -75,18 +113,77 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let addr = cli.addr;
     let result = runtime.block_on(async {
-        let client = connect::client(&cli.addr)?;
         match cli.command {
-            Command::Capsule(cmd) => capsule::run(*cmd, &client, cli.format).await,
-            Command::Bench(args) => bench::run(args, &client).await,
+            Command::Capsule(cmd) => {
+                let client = autostart::ensure_running(&addr).await?;
+                capsule::run(*cmd, &client, cli.format).await
+            }
+            Command::Bench(args) => {
+                let client = autostart::ensure_running(&addr).await?;
+                bench::run(args, &client).await
+            }
+            Command::Daemon(cmd) => lifecycle::run(cmd, &addr, cli.format).await,
+            Command::Service(cmd) => service::run_command(cmd, &addr).await,
+            Command::Mcp(args) => mcp_config::run(args, &addr).await,
+            Command::Completions { shell } => {
+                clap_complete::generate(shell, &mut Cli::command(), "moss", &mut std::io::stdout());
+                Ok(())
+            }
         }
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{}", output::error_line(&e));
+            eprintln!("{}", output::paint_error(&output::error_line(&e)));
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every subcommand, at every depth, shows an example in its `--help`.
+    #[test]
+    fn every_subcommand_help_has_an_example() {
+        fn walk(cmd: &mut clap::Command, path: &str, missing: &mut Vec<String>, seen: &mut usize) {
+            let help = cmd.render_long_help().to_string();
+            *seen += 1;
+            if !help.contains("Example") {
+                missing.push(path.to_string());
+            }
+            for sub in cmd.get_subcommands_mut() {
+                if sub.get_name() == "help" {
+                    continue;
+                }
+                let path = format!("{path} {}", sub.get_name());
+                walk(sub, &path, missing, seen);
+            }
+        }
+        let mut cli = Cli::command();
+        cli.build();
+        let (mut missing, mut seen) = (Vec::new(), 0);
+        walk(&mut cli, "moss", &mut missing, &mut seen);
+        assert!(seen > 25, "walked only {seen} commands");
+        assert!(missing.is_empty(), "--help without an example: {missing:?}");
+    }
+
+    #[test]
+    fn completions_name_the_subcommands() {
+        for shell in [
+            clap_complete::Shell::Bash,
+            clap_complete::Shell::Zsh,
+            clap_complete::Shell::Fish,
+        ] {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "moss", &mut out);
+            let script = String::from_utf8(out).unwrap();
+            for sub in ["fetch", "daemon", "service", "completions"] {
+                assert!(script.contains(sub), "{shell}: no {sub}");
+            }
         }
     }
 }

@@ -1,6 +1,11 @@
-//! Rendering results: JSON for scripts, tables for people, and one-line errors.
+//! Rendering results: JSON for scripts, tables for people, and one-line errors. Colour (error
+//! prefixes, warnings, table headers) only on a terminal, and never when `NO_COLOR` is set.
 
-use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use std::io::IsTerminal;
+
+use comfy_table::{
+    Attribute, Cell, Color, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED,
+};
 use moss_client::{Capsule, ClientError, SearchHit};
 use serde::Serialize;
 use serde_json::Value;
@@ -52,7 +57,65 @@ fn new_table() -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic);
+    if colour(Stream::Stdout) {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
     t
+}
+
+/// Sets the header row, bold and coloured when stdout takes colour.
+fn set_header<S: ToString>(t: &mut Table, columns: impl IntoIterator<Item = S>) {
+    let styled = colour(Stream::Stdout);
+    t.set_header(columns.into_iter().map(|c| {
+        let cell = Cell::new(c.to_string());
+        if styled {
+            cell.add_attribute(Attribute::Bold).fg(Color::Cyan)
+        } else {
+            cell
+        }
+    }));
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Whether to colour `stream`: a terminal, `NO_COLOR` unset or empty (no-color.org), and not
+/// `TERM=dumb`.
+pub fn colour(stream: Stream) -> bool {
+    let tty = match stream {
+        Stream::Stdout => std::io::stdout().is_terminal(),
+        Stream::Stderr => std::io::stderr().is_terminal(),
+    };
+    tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+}
+
+/// `line`'s leading `[CODE]` in bold red when stderr takes colour.
+pub fn paint_error(line: &str) -> String {
+    paint_prefix(line, "\x1b[1;31m", colour(Stream::Stderr))
+}
+
+fn paint_prefix(line: &str, sgr: &str, on: bool) -> String {
+    match line.split_once("] ") {
+        Some((code, rest)) if on && code.starts_with('[') => {
+            format!("{sgr}{code}]\x1b[0m {rest}")
+        }
+        _ => line.to_string(),
+    }
+}
+
+/// `warning: …` on stderr, the prefix in yellow when stderr takes colour.
+pub fn warn(message: &str) {
+    if colour(Stream::Stderr) {
+        eprintln!("\x1b[1;33mwarning:\x1b[0m {message}");
+    } else {
+        eprintln!("warning: {message}");
+    }
 }
 
 /// Lists of capsules become one row each; a single object becomes key/value rows, with a
@@ -60,7 +123,7 @@ fn new_table() -> Table {
 fn table(json: &Value) -> String {
     if let Some(tools) = json.get("tools").and_then(Value::as_array) {
         let mut t = new_table();
-        t.set_header(["tool", "enabled"]);
+        set_header(&mut t, ["tool", "enabled"]);
         for tool in tools {
             t.add_row(vec![
                 tool["name"].as_str().unwrap_or("").to_string(),
@@ -74,9 +137,9 @@ fn table(json: &Value) -> String {
         let mut t = new_table();
         let hits = json.get("sort").and_then(Value::as_str) == Some("relevance");
         if hits {
-            t.set_header(["id", "workspace", "name", "title", "snippet"]);
+            set_header(&mut t, ["id", "workspace", "name", "title", "snippet"]);
         } else {
-            t.set_header(SUMMARY_COLUMNS);
+            set_header(&mut t, SUMMARY_COLUMNS);
         }
         for item in items {
             if hits && let Ok(h) = serde_json::from_value::<SearchHit>(item.clone()) {
@@ -170,11 +233,30 @@ pub fn error_line(e: &anyhow::Error) -> String {
         return match ce {
             ClientError::Api(body) => format!("[{}] {}", body.code, body.message),
             ClientError::Unreachable { addr, .. } => format!(
-                "[UNAVAILABLE] no Moss daemon answers at {addr}; start one with `mossd` \
-                 (or set --addr / MOSS_ADDR to where it listens)"
+                "[UNAVAILABLE] no Moss daemon answers at {addr}; start one with `moss daemon \
+                 start` (or set --addr / MOSS_ADDR to where it listens)"
             ),
             other => format!("[INTERNAL] {other}"),
         };
     }
+    if let Some(u) = e.downcast_ref::<crate::autostart::Unavailable>() {
+        return format!("[UNAVAILABLE] {u}");
+    }
     format!("[INVALID_REQUEST] {e:#}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_code_prefix_is_painted_and_only_when_asked() {
+        let line = "[NOT_FOUND] capsule [x] not found";
+        assert_eq!(paint_prefix(line, "\x1b[31m", false), line);
+        assert_eq!(
+            paint_prefix(line, "\x1b[31m", true),
+            "\x1b[31m[NOT_FOUND]\x1b[0m capsule [x] not found"
+        );
+        assert_eq!(paint_prefix("plain] text", "\x1b[31m", true), "plain] text");
+    }
 }

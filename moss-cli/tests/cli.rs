@@ -297,6 +297,7 @@ async fn no_daemon_is_reported_with_what_to_do() {
             .args(["list"])
             .env("MOSS_ADDR", "127.0.0.1:9")
             .env("MOSS_HOME", home)
+            .env("MOSS_NO_AUTOSTART", "1")
             .stdin(Stdio::null())
             .output()
             .unwrap()
@@ -306,7 +307,10 @@ async fn no_daemon_is_reported_with_what_to_do() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.starts_with("[UNAVAILABLE]") && err.contains("mossd"),
+        err.starts_with("[UNAVAILABLE]")
+            && err.contains("MOSS_NO_AUTOSTART")
+            && err.contains("moss daemon start")
+            && err.contains("mossd --addr 127.0.0.1:9"),
         "{err}"
     );
 }

@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use crate::bulk::*;
 use crate::capsule::*;
 use crate::compose::*;
+use crate::daemon::*;
 use crate::error::{ErrorBody, ErrorCode, ErrorEnvelope};
 use crate::search::*;
 
@@ -147,6 +148,17 @@ impl Client {
     /// `GET /health` (needs no token).
     pub async fn health(&self) -> Result<Health, ClientError> {
         self.send(self.request(Method::GET, "/health")).await
+    }
+
+    /// The daemon's address, version, pid, database and uptime: `GET /status`.
+    pub async fn status(&self) -> Result<DaemonStatus, ClientError> {
+        self.send(self.request(Method::GET, "/status")).await
+    }
+
+    /// Asks the daemon to shut down gracefully (as SIGTERM does): `POST /shutdown`. It answers
+    /// before it stops; the port closes once in-flight requests have drained.
+    pub async fn shutdown(&self) -> Result<ShutdownResponse, ClientError> {
+        self.send(self.request(Method::POST, "/shutdown")).await
     }
 
     /// `capsule_store`: `POST /capsules`.

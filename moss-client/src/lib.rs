@@ -4,6 +4,7 @@
 //! - [`capsule`]: requests and responses of the core `capsule_*` operations.
 //! - [`search`], [`compose`] (compose and append), [`bulk`] (bulk delete/update, purge, tool
 //!   listing): the other capsule operations.
+//! - [`daemon`]: the daemon's status and shutdown.
 //! - `client` (feature `http`, on by default): a typed async client over the REST routes.
 //!
 //! The daemon depends on this crate for its wire types, so what it sends is exactly what the
@@ -12,6 +13,7 @@
 pub mod bulk;
 pub mod capsule;
 pub mod compose;
+pub mod daemon;
 pub mod error;
 pub mod search;
 
@@ -21,6 +23,7 @@ mod client;
 pub use bulk::*;
 pub use capsule::*;
 pub use compose::*;
+pub use daemon::*;
 pub use error::{ErrorBody, ErrorCode, ErrorEnvelope};
 pub use search::*;
 

@@ -7,6 +7,7 @@
 //! - [`api`]: REST routes; [`mcp`]: the MCP endpoint; [`guard`]: Host/Origin/body/token checks.
 //! - [`config`], [`home`], [`error`]: configuration, `$MOSS_HOME`, the error type.
 //! - [`cancel`]: stopping long operations when their client goes away.
+//! - [`shutdown`]: the one trigger behind SIGTERM, SIGINT and `POST /shutdown`.
 
 pub mod api;
 pub mod cancel;
@@ -17,6 +18,7 @@ pub mod guard;
 pub mod home;
 pub mod mcp;
 pub mod server;
+pub mod shutdown;
 pub mod store;
 
 pub use home::MossHome;

@@ -81,27 +81,17 @@ fn run() -> anyhow::Result<()> {
             cwd,
         })
         .await?;
+        // SIGTERM, SIGINT and `POST /shutdown` trigger the same graceful shutdown. Installed
+        // before the address is announced, so a signal sent on seeing it is never fatal.
+        daemon
+            .shutdown_handle()
+            .on_signals()
+            .context("cannot install the SIGTERM/SIGINT handlers")?;
         {
             let mut out = std::io::stdout().lock();
             writeln!(out, "listening on http://{}", daemon.addr)?;
             out.flush()?;
         }
-        let stop = daemon.shutdown_token();
-        tokio::spawn(async move {
-            wait_for_signal().await;
-            tracing::info!("signal received; shutting down");
-            stop.cancel();
-        });
         daemon.wait().await
     })
-}
-
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
 }

@@ -6,20 +6,20 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use axum::Router;
 use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
-use crate::api::{self, App, AppState};
+use crate::api::{self, App, AppState, DaemonInfo};
 use crate::capsule::Capsules;
 use crate::config::{Auth, Config};
 use crate::guard::{self, Guard};
 use crate::home::{DbLock, MossHome};
+use crate::shutdown::Shutdown;
 use crate::store::{Store, StoreOptions};
 
 /// How long in-flight requests may take to finish once shutdown starts.
@@ -55,25 +55,25 @@ pub struct RunningDaemon {
     /// The bearer token, or `None` with `auth: "none"`.
     pub token: Option<String>,
     pub config: Arc<Config>,
-    shutdown: CancellationToken,
+    shutdown: Shutdown,
     task: Option<JoinHandle<anyhow::Result<()>>>,
 }
 
 impl RunningDaemon {
-    /// Asks the daemon to stop (what SIGTERM does).
+    /// Asks the daemon to stop (what SIGTERM and `POST /shutdown` do).
     pub fn trigger_shutdown(&self) {
-        self.shutdown.cancel();
+        self.shutdown.trigger("requested by the embedding process");
     }
 
-    /// A token that stops the daemon when cancelled.
-    pub fn shutdown_token(&self) -> CancellationToken {
+    /// The handle that stops this daemon (signals and `POST /shutdown` use the same one).
+    pub fn shutdown_handle(&self) -> Shutdown {
         self.shutdown.clone()
     }
 
     /// Stops accepting, drains in-flight requests (capped), commits what the writer holds,
     /// closes the database and releases the lock.
     pub async fn shutdown(mut self) -> anyhow::Result<()> {
-        self.shutdown.cancel();
+        self.trigger_shutdown();
         self.wait().await
     }
 
@@ -88,7 +88,7 @@ impl RunningDaemon {
 
 impl Drop for RunningDaemon {
     fn drop(&mut self) {
-        self.shutdown.cancel();
+        self.shutdown.trigger("the daemon handle was dropped");
     }
 }
 
@@ -133,14 +133,25 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     )
     .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db_path.display()))?;
     let config = Arc::new(config);
-    let state = AppState(Arc::new(App {
-        capsules: Capsules::new(store.clone(), config.clone()),
-        config: config.clone(),
-    }));
     let listener = TcpListener::bind(opts.addr)
         .await
         .with_context(|| format!("cannot listen on {}", opts.addr))?;
     let addr = listener.local_addr()?;
+    let shutdown = Shutdown::new();
+    let state = AppState(Arc::new(App {
+        capsules: Capsules::new(store.clone(), config.clone()),
+        config: config.clone(),
+        daemon: DaemonInfo {
+            addr,
+            home: opts.home.dir.clone(),
+            db_path: db_path.clone(),
+            started: Instant::now(),
+            started_at: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64),
+            shutdown: shutdown.clone(),
+        },
+    }));
     // MCP answers in several small SSE writes; with Nagle on, each tool call would wait out the
     // client's delayed ACK (~40 ms).
     let listener = listener.tap_io(|tcp| {
@@ -153,7 +164,6 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         std::process::id()
     ))?;
 
-    let shutdown = CancellationToken::new();
     let guard = Arc::new(Guard {
         token: token.as_deref().map(Arc::from),
         token_path: opts.home.token_path(),
@@ -164,13 +174,13 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
             vec![addr.ip().to_string()]
         },
     });
-    let app = app(state, guard, shutdown.child_token());
+    let app = app(state, guard, shutdown.token().child_token());
     let stop = shutdown.clone();
     let task = tokio::spawn(async move {
         let serve = axum::serve(listener, app.into_make_service())
-            .with_graceful_shutdown(stop.clone().cancelled_owned());
+            .with_graceful_shutdown(stop.token().cancelled_owned());
         let serve = tokio::spawn(async move { serve.await });
-        stop.cancelled().await;
+        stop.triggered().await;
         match tokio::time::timeout(DRAIN_CAP, serve).await {
             Ok(r) => r
                 .context("the server task failed")?
@@ -201,7 +211,11 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
 }
 
 /// Every route behind the guard.
-pub fn app(state: AppState, guard: Arc<Guard>, shutdown: CancellationToken) -> Router {
+pub fn app(
+    state: AppState,
+    guard: Arc<Guard>,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> Router {
     let mcp = crate::mcp::service(state.clone(), shutdown);
     api::routes()
         .route_service("/mcp", mcp)

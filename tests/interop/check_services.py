@@ -1,17 +1,21 @@
 """Checks the service definitions: launchd/dev.moss.mossd.plist and systemd/moss.service.
 
-Run by ../check-services.sh (`python3 tests/interop/check_services.py REPO_ROOT`).
+Run by ../check-services.sh (`python3 tests/interop/check_services.py REPO_ROOT [MOSS_BIN]`).
 
-Both files may carry install-time placeholders (today the plist's `HOME_DIR`; an installer may
-add e.g. `@MOSSD@` or `{{mossd_path}}` for an absolute mossd path). Each file is checked as a
-rendered copy: placeholders are filled with paths under a throwaway home whose
-`.cargo/bin/mossd` is an executable stand-in, the way an installer would fill them.
+Both files are templates that `moss service install` fills in: `@MOSSD@` (the absolute mossd
+path), `@ADDR@` and `@MOSS_HOME@`. They must carry exactly those placeholders. Each file is
+checked as a rendered copy: placeholders are filled with paths under a throwaway home whose
+`.cargo/bin/mossd` is an executable stand-in, the way the installer fills them (other spellings,
+`{{name}}`, `${NAME}`, `HOME_DIR`, are recognised too, so a stray one is caught). With MOSS_BIN,
+the files `MOSS_BIN service install --dry-run` prints for both managers are checked the same way.
 
 plist (plistlib): Label `dev.moss.mossd` matching the file name; ProgramArguments an absolute
 path to `mossd` and, if `--addr` is given, a loopback address; RunAtLoad true; KeepAlive true or
 a dict of launchd's KeepAlive conditions; every path key absolute.
 unit: [Unit]/[Service]/[Install] present; ExecStart runs `mossd` by absolute path (or `%h/`);
-Restart set; WantedBy=default.target (the user manager's target); then
+Restart set; WantedBy=default.target (the user manager's target); hardened (NoNewPrivileges=yes,
+ProtectSystem=strict with the Moss home in ReadWritePaths, PrivateTmp=yes, Restart=on-failure);
+then
 `systemd-analyze verify --user` on the rendered copy, where any diagnostic fails (it exits 0 on
 unknown keys and bad values, so its output is what counts). Skipped, and said so, when
 systemd-analyze is missing or cannot start a user manager here.
@@ -47,6 +51,8 @@ KEEPALIVE_KEYS = {
     "Crashed",
     "AfterInitialExit",
 }
+# What `moss service install` fills in (moss-cli/src/service.rs); nothing else may be left.
+CLI_PLACEHOLDERS = ["@MOSSD@", "@ADDR@", "@MOSS_HOME@"]
 PLIST_PATH_KEYS = ("StandardErrorPath", "StandardOutPath", "WorkingDirectory", "RootDirectory")
 LOOPBACK_ADDR = re.compile(r"^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\]):\d{1,5}$")
 
@@ -215,6 +221,33 @@ def unit_problems(text: str) -> list[str]:
     return problems
 
 
+def hardening_problems(text: str, moss_home: str) -> list[str]:
+    """The unit's sandboxing: the daemon may write only under its home, and comes back after a
+    crash but not after a clean stop."""
+    try:
+        service = parse_unit(text).get("Service", {})
+    except ValueError as e:
+        return [str(e)]
+
+    def last(key: str) -> str | None:
+        values = service.get(key)
+        return values[-1] if values else None
+
+    problems = []
+    for key, want in (
+        ("NoNewPrivileges", "yes"),
+        ("ProtectSystem", "strict"),
+        ("PrivateTmp", "yes"),
+        ("Restart", "on-failure"),
+    ):
+        if last(key) != want:
+            problems.append(f"{key}= must be {want}, is {last(key)!r}")
+    writable = " ".join(service.get("ReadWritePaths", [])).split()
+    if moss_home not in [w.lstrip("-") for w in writable]:
+        problems.append(f"ReadWritePaths must include the Moss home {moss_home}, is {writable!r}")
+    return problems
+
+
 def verify_unit(text: str, sandbox: Sandbox, quiet: bool = False) -> tuple[str, list[str]]:
     """`systemd-analyze verify --user` on a rendered unit: ("ok"|"fail"|"skip", messages)."""
     tool = shutil.which("systemd-analyze")
@@ -295,6 +328,12 @@ UNIT_BREAKAGES: list[tuple[str, Callable[[str], str]]] = [
     ("no [Install]", lambda t: t.replace("[Install]", "[Installx]")),
     ("misspelt key", lambda t: re.sub(r"(?m)^Restart=", "Restrat=", t)),
 ]
+HARDENING_BREAKAGES: list[tuple[str, Callable[[str], str]]] = [
+    ("ProtectSystem=full", lambda t: re.sub(r"(?m)^ProtectSystem=.*$", "ProtectSystem=full", t)),
+    ("no ReadWritePaths", lambda t: re.sub(r"(?m)^ReadWritePaths=.*$", "", t)),
+    ("Restart=always", lambda t: re.sub(r"(?m)^Restart=.*$", "Restart=always", t)),
+    ("no NoNewPrivileges", lambda t: re.sub(r"(?m)^NoNewPrivileges=.*$", "", t)),
+]
 # What only systemd-analyze knows about: a bad value of a known key, an unknown key.
 VERIFY_BREAKAGES: list[tuple[str, Callable[[str], str]]] = [
     ("bad Restart= value", lambda t: re.sub(r"(?m)^Restart=.*$", "Restart=bogus", t)),
@@ -302,23 +341,58 @@ VERIFY_BREAKAGES: list[tuple[str, Callable[[str], str]]] = [
 ]
 
 
-def main(root: Path) -> int:
+def placeholder_problems(found: list[str]) -> list[str]:
+    """The template's placeholders against the ones `moss service install` fills in."""
+    problems = [f"{p} is not filled in by `moss service install`" for p in found if p not in CLI_PLACEHOLDERS]
+    problems += [f"no {p} (the installer fills it in)" for p in CLI_PLACEHOLDERS if p not in found]
+    return problems
+
+
+def installer_output(moss: Path, manager: str, sandbox: Sandbox) -> tuple[str, list[str]]:
+    """What `moss service install --dry-run --manager M` prints in the sandbox: (text, problems)."""
+    env = {
+        **os.environ,
+        "HOME": str(sandbox.home),
+        "MOSS_HOME": sandbox.value_for("MOSS_HOME"),
+        "MOSS_ADDR": sandbox.value_for("ADDR"),
+        "NO_COLOR": "1",
+    }
+    env.pop("XDG_CONFIG_HOME", None)
+    run = subprocess.run(
+        [str(moss), "service", "install", "--dry-run", "--manager", manager],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    if run.returncode != 0:
+        return "", [f"`moss service install --dry-run` exited {run.returncode}: {run.stderr.strip()}"]
+    left = sorted({m.group(0) for m in PLACEHOLDER.finditer(run.stdout)})
+    return run.stdout, [f"placeholder {p} left in the output" for p in left]
+
+
+def main(root: Path, moss: Path | None) -> int:
     report = Report()
     plist_src = (root / PLIST).read_text()
     unit_src = (root / UNIT).read_text()
 
     with tempfile.TemporaryDirectory(prefix="moss-services-") as tmp:
         sandbox = Sandbox(Path(tmp))
+        moss_home = sandbox.value_for("MOSS_HOME")
 
         plist, found = render(plist_src, sandbox)
         if found:
             print(f"note {PLIST}: rendered placeholders {', '.join(found)}")
+        report.check(f"{PLIST}: placeholders are the installer's", placeholder_problems(found))
         report.check(f"{PLIST}: plistlib parse and keys", plist_problems(plist, PLIST.name))
 
         unit, found = render(unit_src, sandbox)
         if found:
             print(f"note {UNIT}: rendered placeholders {', '.join(found)}")
+        report.check(f"{UNIT}: placeholders are the installer's", placeholder_problems(found))
         report.check(f"{UNIT}: sections and keys", unit_problems(unit))
+        report.check(f"{UNIT}: hardening", hardening_problems(unit, moss_home))
 
         status, messages = verify_unit(unit, sandbox)
         name = f"{UNIT}: systemd-analyze verify --user"
@@ -339,6 +413,13 @@ def main(root: Path) -> int:
             broken = breakage(unit)
             assert broken != unit, f"breakage {what!r} changed nothing in {UNIT}"
             report.check(f"{UNIT} with {what} is rejected", [] if unit_problems(broken) else ["accepted"])
+        for what, breakage in HARDENING_BREAKAGES:
+            broken = breakage(unit)
+            assert broken != unit, f"breakage {what!r} changed nothing in {UNIT}"
+            report.check(
+                f"{UNIT} with {what} is rejected",
+                [] if hardening_problems(broken, moss_home) else ["accepted"],
+            )
         for what, breakage in VERIFY_BREAKAGES if status != "skip" else []:
             verdict, _ = verify_unit(breakage(unit), sandbox, quiet=True)
             report.check(
@@ -346,12 +427,33 @@ def main(root: Path) -> int:
                 [] if verdict == "fail" else [f"verify said {verdict}"],
             )
 
+        # The files the installer writes, as it writes them.
+        if moss is not None:
+            text, problems = installer_output(moss, "launchd", sandbox)
+            name = f"{moss.name} service install --dry-run --manager launchd"
+            report.check(f"{name}: plistlib parse and keys", problems or plist_problems(text, PLIST.name))
+            text, problems = installer_output(moss, "systemd", sandbox)
+            name = f"{moss.name} service install --dry-run --manager systemd"
+            report.check(
+                f"{name}: sections, keys and hardening",
+                problems or unit_problems(text) + hardening_problems(text, moss_home),
+            )
+            if not problems:
+                verdict, messages = verify_unit(text, sandbox)
+                if verdict == "skip":
+                    report.skip(f"{name}: systemd-analyze verify --user", messages)
+                else:
+                    report.check(f"{name}: systemd-analyze verify --user", messages)
+
     skipped = f", {report.skipped} skipped" if report.skipped else ""
     print(f"services: {report.passed} passed, {report.failed} failed{skipped}")
     return 1 if report.failed else 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: check_services.py REPO_ROOT")
-    sys.exit(main(Path(sys.argv[1]).resolve()))
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: check_services.py REPO_ROOT [MOSS_BIN]")
+    moss_bin = Path(sys.argv[2]).resolve() if len(sys.argv) == 3 else None
+    if moss_bin is not None and not os.access(moss_bin, os.X_OK):
+        sys.exit(f"check_services.py: {moss_bin} is not an executable moss binary")
+    sys.exit(main(Path(sys.argv[1]).resolve(), moss_bin))

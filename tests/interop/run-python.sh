@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Interop test: the official MCP Python SDK against a real mossd.
 #
-#   tests/interop/run-python.sh [PATH/TO/mossd]
+#   tests/interop/run-python.sh [PATH/TO/mossd [PATH/TO/moss]]
 #
-# Default binary: ${CARGO_TARGET_DIR:-<repo>/target}/debug/mossd (build it with
-# `cargo build -p moss-daemon`). Creates (or reuses) a venv at
+# Default binaries: ${CARGO_TARGET_DIR:-<repo>/target}/debug/mossd (build it with
+# `cargo build -p moss-daemon`) and the moss next to it (`cargo build -p moss-cli`), whose
+# `moss mcp` stdio bridge test_stdio_bridge.py drives. Creates (or reuses) a venv at
 # ${CARGO_TARGET_DIR:-<repo>/target}/interop-venv (override: MOSS_INTEROP_VENV), installs
 # tests/interop/python/requirements.txt into it, starts mossd on 127.0.0.1:0 in a temp
-# MOSS_HOME, and runs pytest on tests/interop/python/ with MOSS_ADDR and
-# MOSS_TOKEN exported. mossd is stopped and the temp home removed on every exit (lib.sh).
+# MOSS_HOME, and runs pytest on tests/interop/python/ with MOSS_ADDR, MOSS_TOKEN, MOSS_HOME
+# and MOSS_BIN exported. mossd is stopped and the temp home removed on every exit (lib.sh).
 # Python: $PYTHON if set, else python3.11, else python3 (3.10+; the mcp SDK needs it).
 # Needs no stdin; safe under CI=true.
 set -euo pipefail
@@ -19,6 +20,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 HERE="$ROOT/tests/interop/python"
 
 interop_resolve_mossd "${1:-}"
+MOSS_BIN="${2:-$(dirname "$MOSSD")/moss}"
+if [[ ! -x "$MOSS_BIN" && "$MOSS_BIN" != /* && -x "$ROOT/$MOSS_BIN" ]]; then
+    MOSS_BIN="$ROOT/$MOSS_BIN"
+fi
+[[ -x "$MOSS_BIN" ]] || die "no moss binary at '$MOSS_BIN' (build it: cargo build -p moss-cli)"
+MOSS_BIN="$(cd "$(dirname "$MOSS_BIN")" && pwd)/$(basename "$MOSS_BIN")"
+export MOSS_BIN
 
 # --- the Python environment ------------------------------------------------------------------
 if [[ -n "${PYTHON:-}" ]]; then
@@ -53,5 +61,6 @@ fi
 
 # --- the daemon and the tests ----------------------------------------------------------------
 interop_start_mossd
+export MOSS_HOME="$MOSS_HOME_DIR"
 echo "run-python.sh: mossd $MOSSD (pid $MOSSD_PID) at $MOSS_ADDR; mcp $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')"
 interop_run_tests "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$HERE"

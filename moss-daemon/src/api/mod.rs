@@ -1,9 +1,11 @@
-//! REST: resource routers merged into one app, the error envelope as a response, `/health`.
+//! REST: resource routers merged into one app, the error envelope as a response, `/health`;
+//! `daemon` holds `/status` and `/shutdown`.
 //!
 //! Handlers are thin: decode, call the domain operation, encode. Errors become
 //! `{"error":{code,message,status,details}}` with the code's HTTP status.
 
 pub mod capsules;
+pub mod daemon;
 pub mod json;
 pub mod openapi;
 
@@ -11,19 +13,21 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use moss_client::{ErrorCode, ErrorEnvelope, Health, ToolList};
 
 use crate::capsule::Capsules;
 use crate::config::Config;
 use crate::error::Error;
+pub use daemon::DaemonInfo;
 
 /// What every handler and tool can reach.
 #[derive(Debug)]
 pub struct App {
     pub capsules: Capsules,
     pub config: Arc<Config>,
+    pub daemon: DaemonInfo,
 }
 
 /// Shared handle on [`App`]; cloned per request, so it is one reference count.
@@ -51,6 +55,8 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/health", get(health))
         .route("/tools", get(tools))
+        .route("/status", get(daemon::status))
+        .route("/shutdown", post(daemon::shutdown))
         .route("/openapi.json", get(openapi::serve))
         .merge(capsules::routes())
         .fallback(fallback)

@@ -21,6 +21,8 @@ use super::capsules;
     paths(
         super::health,
         super::tools,
+        super::daemon::status,
+        super::daemon::shutdown,
         capsules::store,
         capsules::list,
         capsules::fetch_by_id,
@@ -43,7 +45,7 @@ use super::capsules;
     security(("bearer" = [])),
     tags(
         (name = "capsules", description = "Capsule memory: size-bounded, linted handoffs"),
-        (name = "daemon", description = "Health and the MCP tool list")
+        (name = "daemon", description = "Health, status, shutdown and the MCP tool list")
     )
 )]
 pub struct ApiDoc;

@@ -1,0 +1,244 @@
+//! `moss mcp` (the stdio bridge) and `moss mcp config <client>`: the exact configuration that
+//! connects an MCP client to Moss, over HTTP with the bearer token or through the bridge.
+
+use std::path::Path;
+
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::json;
+
+use crate::{autostart, connect};
+
+/// MCP over stdio, forwarded to the daemon; or `config` to print a client's configuration.
+///
+/// Without a subcommand, `moss mcp` is an MCP server on stdin/stdout for clients that only
+/// spawn stdio servers: every JSON-RPC message is forwarded to the daemon's /mcp (starting
+/// the daemon if needed, adding the bearer token).
+///
+/// Examples:
+///   moss mcp                                   # run by the MCP client, not by hand
+///   moss mcp config claude-code
+///   moss mcp config cursor --stdio
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment, args_conflicts_with_subcommands = true)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub command: Option<McpCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Print the configuration that connects an MCP client to Moss.
+    ///
+    /// By default the client talks HTTP to the daemon, with the bearer token from
+    /// $MOSS_HOME/token written into the configuration (the daemon is started if needed, so
+    /// that the token exists). With --stdio the client spawns `moss mcp` instead, which reads
+    /// the token itself. The text goes to stdout; where to put it goes to stderr.
+    ///
+    /// Examples:
+    ///   moss mcp config claude-code | sh           # runs `claude mcp add …`
+    ///   moss mcp config codex >> ~/.codex/config.toml
+    ///   moss mcp config cursor --stdio
+    #[command(verbatim_doc_comment)]
+    Config(ConfigArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// The MCP client.
+    client: McpClient,
+    /// Have the client spawn the stdio bridge (`moss mcp`) instead of talking HTTP.
+    #[arg(long)]
+    stdio: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpClient {
+    /// Claude Code: a `claude mcp add` command.
+    ClaudeCode,
+    /// OpenAI Codex: a table for ~/.codex/config.toml.
+    Codex,
+    /// Cursor: ~/.cursor/mcp.json.
+    Cursor,
+}
+
+pub async fn run(args: McpArgs, addr: &str) -> anyhow::Result<()> {
+    match args.command {
+        None => crate::bridge::run(addr).await,
+        Some(McpCommand::Config(c)) => {
+            let (text, hint) = if c.stdio {
+                let moss = std::env::current_exe().context("cannot tell where moss is")?;
+                let moss = moss.canonicalize().unwrap_or(moss);
+                stdio_config(c.client, &moss, &bridge_env(addr))
+            } else {
+                autostart::ensure_running(addr).await?;
+                let token = connect::token()?.context(
+                    "the daemon runs but there is no token to put in the configuration: \
+                     $MOSS_HOME/token is missing and MOSS_TOKEN is unset (is auth \"none\"? then \
+                     leave the header out)",
+                )?;
+                let url = format!("{}/mcp", connect::base_url(addr));
+                http_config(c.client, &url, &token)
+            };
+            print!("{text}");
+            eprintln!("{hint}");
+            Ok(())
+        }
+    }
+}
+
+/// What the bridge needs from this environment to reach the same daemon: a non-default address
+/// or home.
+fn bridge_env(addr: &str) -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    if addr != moss_client::DEFAULT_ADDR {
+        env.push(("MOSS_ADDR".to_string(), addr.to_string()));
+    }
+    if std::env::var_os("MOSS_HOME").is_some_and(|v| !v.is_empty())
+        && let Some(home) = connect::moss_home()
+    {
+        env.push(("MOSS_HOME".to_string(), home.display().to_string()));
+    }
+    env
+}
+
+/// TOML basic strings take JSON's escapes.
+fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+fn http_config(client: McpClient, url: &str, token: &str) -> (String, String) {
+    let header = format!("Authorization: Bearer {token}");
+    match client {
+        McpClient::ClaudeCode => (
+            format!(
+                "claude mcp add --transport http moss {} --header {}\n",
+                autostart::shell_word(url),
+                autostart::shell_word(&header)
+            ),
+            "# run that command (add `--scope user` for every project)".into(),
+        ),
+        McpClient::Codex => (
+            format!(
+                "[mcp_servers.moss]\nurl = {}\nhttp_headers = {{ \"Authorization\" = {} }}\n",
+                toml_str(url),
+                toml_str(&format!("Bearer {token}"))
+            ),
+            "# add that to ~/.codex/config.toml".into(),
+        ),
+        McpClient::Cursor => (
+            pretty(json!({"mcpServers": {"moss": {
+                "url": url,
+                "headers": {"Authorization": format!("Bearer {token}")}
+            }}})),
+            "# merge that into ~/.cursor/mcp.json (or .cursor/mcp.json in a project)".into(),
+        ),
+    }
+}
+
+fn stdio_config(client: McpClient, moss: &Path, env: &[(String, String)]) -> (String, String) {
+    let moss = moss.display().to_string();
+    match client {
+        McpClient::ClaudeCode => {
+            let env_flags: String = env
+                .iter()
+                .map(|(k, v)| format!(" --env {}", autostart::shell_word(&format!("{k}={v}"))))
+                .collect();
+            (
+                format!(
+                    "claude mcp add --transport stdio moss{env_flags} -- {} mcp\n",
+                    autostart::shell_word(&moss)
+                ),
+                "# run that command (add `--scope user` for every project)".into(),
+            )
+        }
+        McpClient::Codex => {
+            let mut text = format!(
+                "[mcp_servers.moss]\ncommand = {}\nargs = [\"mcp\"]\n",
+                toml_str(&moss)
+            );
+            if !env.is_empty() {
+                let pairs: Vec<String> = env
+                    .iter()
+                    .map(|(k, v)| format!("{k} = {}", toml_str(v)))
+                    .collect();
+                text.push_str(&format!("env = {{ {} }}\n", pairs.join(", ")));
+            }
+            (text, "# add that to ~/.codex/config.toml".into())
+        }
+        McpClient::Cursor => {
+            let mut server = json!({"command": moss, "args": ["mcp"]});
+            if !env.is_empty() {
+                server["env"] = env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), json!(v)))
+                    .collect::<serde_json::Map<_, _>>()
+                    .into();
+            }
+            (
+                pretty(json!({"mcpServers": {"moss": server}})),
+                "# merge that into ~/.cursor/mcp.json (or .cursor/mcp.json in a project)".into(),
+            )
+        }
+    }
+}
+
+fn pretty(v: serde_json::Value) -> String {
+    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_configs_carry_the_url_and_the_bearer_header() {
+        let url = "http://127.0.0.1:6677/mcp";
+        let (claude, _) = http_config(McpClient::ClaudeCode, url, "t0k");
+        assert_eq!(
+            claude,
+            "claude mcp add --transport http moss http://127.0.0.1:6677/mcp \
+             --header 'Authorization: Bearer t0k'\n"
+        );
+        let (codex, _) = http_config(McpClient::Codex, url, "t0k");
+        assert!(
+            codex.contains("url = \"http://127.0.0.1:6677/mcp\""),
+            "{codex}"
+        );
+        assert!(
+            codex.contains("http_headers = { \"Authorization\" = \"Bearer t0k\" }"),
+            "{codex}"
+        );
+        let (cursor, _) = http_config(McpClient::Cursor, url, "t0k");
+        let v: serde_json::Value = serde_json::from_str(&cursor).unwrap();
+        assert_eq!(v["mcpServers"]["moss"]["url"], url);
+        assert_eq!(
+            v["mcpServers"]["moss"]["headers"]["Authorization"],
+            "Bearer t0k"
+        );
+    }
+
+    #[test]
+    fn stdio_configs_spawn_the_bridge_with_the_environment_it_needs() {
+        let env = vec![("MOSS_ADDR".to_string(), "127.0.0.1:7000".to_string())];
+        let moss = Path::new("/opt/moss bin/moss");
+        let (claude, _) = stdio_config(McpClient::ClaudeCode, moss, &env);
+        assert_eq!(
+            claude,
+            "claude mcp add --transport stdio moss --env MOSS_ADDR=127.0.0.1:7000 -- \
+             '/opt/moss bin/moss' mcp\n"
+        );
+        let (codex, _) = stdio_config(McpClient::Codex, moss, &env);
+        assert_eq!(
+            codex,
+            "[mcp_servers.moss]\ncommand = \"/opt/moss bin/moss\"\nargs = [\"mcp\"]\n\
+             env = { MOSS_ADDR = \"127.0.0.1:7000\" }\n"
+        );
+        let (cursor, _) = stdio_config(McpClient::Cursor, moss, &[]);
+        let v: serde_json::Value = serde_json::from_str(&cursor).unwrap();
+        assert_eq!(
+            v["mcpServers"]["moss"],
+            json!({"command": "/opt/moss bin/moss", "args": ["mcp"]})
+        );
+    }
+}

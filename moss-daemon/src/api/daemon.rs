@@ -1,0 +1,68 @@
+//! The daemon's own routes behind the token: `GET /status` and `POST /shutdown`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use axum::Json;
+use axum::extract::State;
+use moss_client::{DaemonStatus, ErrorEnvelope, ShutdownResponse};
+
+use super::AppState;
+use crate::shutdown::Shutdown;
+
+/// What `/status` reports and what `/shutdown` triggers.
+#[derive(Debug)]
+pub struct DaemonInfo {
+    pub addr: SocketAddr,
+    pub home: PathBuf,
+    pub db_path: PathBuf,
+    pub started: Instant,
+    /// Unix seconds.
+    pub started_at: i64,
+    pub shutdown: Shutdown,
+}
+
+#[utoipa::path(
+    get,
+    path = "/status",
+    tag = "daemon",
+    operation_id = "status",
+    responses(
+        (status = 200, description = "Address, version, pid, database and uptime", body = DaemonStatus),
+        (status = "4XX", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn status(State(s): State<AppState>) -> Json<DaemonStatus> {
+    let d = &s.daemon;
+    Json(DaemonStatus {
+        address: d.addr.to_string(),
+        version: moss_client::VERSION.into(),
+        pid: std::process::id(),
+        home: d.home.display().to_string(),
+        db_path: d.db_path.display().to_string(),
+        started_at: d.started_at,
+        uptime_seconds: d.started.elapsed().as_secs(),
+    })
+}
+
+#[utoipa::path(
+    post,
+    path = "/shutdown",
+    tag = "daemon",
+    operation_id = "shutdown",
+    responses(
+        (status = 200, description = "Graceful shutdown started (as on SIGTERM): the daemon \
+            stops accepting, drains in-flight requests, commits and exits", body = ShutdownResponse),
+        (status = "4XX", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn shutdown(State(s): State<AppState>) -> Json<ShutdownResponse> {
+    // In-flight requests, this one included, are drained before the daemon exits, so the
+    // answer still reaches the caller.
+    s.daemon.shutdown.trigger("POST /shutdown");
+    Json(ShutdownResponse {
+        status: "shutting_down".into(),
+        pid: std::process::id(),
+    })
+}
