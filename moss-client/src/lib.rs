@@ -3,7 +3,7 @@
 //! - [`error`]: the error codes, their HTTP statuses, and the `{"error":{...}}` envelope.
 //! - [`capsule`]: requests and responses of the core `capsule_*` operations.
 //! - [`search`], [`compose`] (compose and append), [`bulk`] (bulk delete/update, purge, tool
-//!   listing): the other capsule operations.
+//!   listing), [`transfer`] (export, import, progress reports): the other capsule operations.
 //! - `client` (feature `http`, on by default): a typed async client over the REST routes.
 //!
 //! The daemon depends on this crate for its wire types, so what it sends is exactly what the
@@ -14,6 +14,7 @@ pub mod capsule;
 pub mod compose;
 pub mod error;
 pub mod search;
+pub mod transfer;
 
 #[cfg(feature = "http")]
 mod client;
@@ -23,6 +24,7 @@ pub use capsule::*;
 pub use compose::*;
 pub use error::{ErrorBody, ErrorCode, ErrorEnvelope};
 pub use search::*;
+pub use transfer::*;
 
 #[cfg(feature = "http")]
 pub use client::{Client, ClientError};

@@ -20,6 +20,7 @@ use crate::capsule::Capsules;
 use crate::config::{Auth, Config};
 use crate::guard::{self, Guard};
 use crate::home::{DbLock, MossHome};
+use crate::progress::ProgressRegistry;
 use crate::store::{Store, StoreOptions};
 
 /// How long in-flight requests may take to finish once shutdown starts.
@@ -111,6 +112,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         }
     }
     opts.home.ensure_dir()?;
+    opts.home.ensure_exports_dir()?;
     for w in &config.warnings {
         tracing::warn!("config: {w}");
     }
@@ -134,8 +136,9 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db_path.display()))?;
     let config = Arc::new(config);
     let state = AppState(Arc::new(App {
-        capsules: Capsules::new(store.clone(), config.clone()),
+        capsules: Capsules::new(store.clone(), config.clone(), &opts.home),
         config: config.clone(),
+        progress: ProgressRegistry::default(),
     }));
     let listener = TcpListener::bind(opts.addr)
         .await

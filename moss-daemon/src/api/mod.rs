@@ -6,6 +6,7 @@
 pub mod capsules;
 pub mod json;
 pub mod openapi;
+pub mod progress;
 
 use std::sync::Arc;
 
@@ -18,12 +19,15 @@ use moss_client::{ErrorCode, ErrorEnvelope, Health, ToolList};
 use crate::capsule::Capsules;
 use crate::config::Config;
 use crate::error::Error;
+use crate::progress::ProgressRegistry;
 
 /// What every handler and tool can reach.
 #[derive(Debug)]
 pub struct App {
     pub capsules: Capsules,
     pub config: Arc<Config>,
+    /// Progress of running requests that sent `X-Moss-Progress`.
+    pub progress: ProgressRegistry,
 }
 
 /// Shared handle on [`App`]; cloned per request, so it is one reference count.
@@ -53,6 +57,7 @@ pub fn routes() -> Router<AppState> {
         .route("/tools", get(tools))
         .route("/openapi.json", get(openapi::serve))
         .merge(capsules::routes())
+        .merge(progress::routes())
         .fallback(fallback)
 }
 

@@ -38,12 +38,15 @@ use super::capsules;
         capsules::bulk_delete,
         capsules::bulk_update,
         capsules::purge,
+        capsules::export,
+        capsules::import,
+        super::progress::progress,
     ),
     modifiers(&BearerToken),
     security(("bearer" = [])),
     tags(
         (name = "capsules", description = "Capsule memory: size-bounded, linted handoffs"),
-        (name = "daemon", description = "Health and the MCP tool list")
+        (name = "daemon", description = "Health, the MCP tool list and progress reports")
     )
 )]
 pub struct ApiDoc;
