@@ -12,6 +12,8 @@ pub enum ErrorCode {
     AmbiguousAddressing,
     /// A field is missing, mistyped, unknown or out of range.
     InvalidRequest,
+    /// A line of an import file is not a valid capsule record.
+    InvalidRecord,
     /// No bearer token, or the wrong one.
     Unauthorized,
     /// A foreign `Host` or `Origin`.
@@ -26,8 +28,6 @@ pub enum ErrorCode {
     CapsuleTooLarge,
     /// An import file is larger than the import cap.
     FileTooLarge,
-    /// A line of an import file is not a valid capsule record.
-    InvalidRecord,
     /// A composed bundle is longer than `capsule_max_chars`.
     ComposeTooLarge,
     /// The request body is larger than the daemon accepts.
@@ -47,6 +47,7 @@ impl ErrorCode {
     pub const ALL: [ErrorCode; 16] = [
         ErrorCode::AmbiguousAddressing,
         ErrorCode::InvalidRequest,
+        ErrorCode::InvalidRecord,
         ErrorCode::Unauthorized,
         ErrorCode::Forbidden,
         ErrorCode::NotFound,
@@ -56,7 +57,6 @@ impl ErrorCode {
         ErrorCode::FileTooLarge,
         ErrorCode::ComposeTooLarge,
         ErrorCode::RequestTooLarge,
-        ErrorCode::InvalidRecord,
         ErrorCode::CapsuleTooThin,
         ErrorCode::Cancelled,
         ErrorCode::Unavailable,
@@ -114,7 +114,9 @@ impl ErrorCode {
             ErrorCode::Unauthorized => "Missing or wrong bearer token",
             ErrorCode::Forbidden => "`Host` or `Origin` is not a loopback name",
             ErrorCode::NotFound => "Capsule doesn't exist (or is soft-deleted)",
-            ErrorCode::NameAlreadyExists => "Name collision on capsule_store with mode:\"error\"",
+            ErrorCode::NameAlreadyExists => {
+                "Name collision on capsule_store or capsule_import with mode:\"error\""
+            }
             ErrorCode::Conflict => {
                 "`if_updated_at` does not match the capsule's `updated_at`, or an import record \
                  collides with an existing capsule's id"

@@ -111,7 +111,7 @@ pub struct ProgressReport {
     pub done: u64,
     /// Units in the current phase (0 while unknown).
     pub total: u64,
-    /// What is being done, e.g. "exporting" (capsules), "checking" (bytes), "importing"
-    /// (records).
+    /// What is being done: "starting" (waiting for a connection), "exporting" (capsules),
+    /// "checking" (bytes of the import file), "importing" (records).
     pub phase: String,
 }

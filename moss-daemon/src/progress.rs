@@ -140,6 +140,7 @@ impl ProgressRegistry {
             ));
         }
         let state = Arc::new(State::default());
+        *state.phase.lock().unwrap_or_else(|e| e.into_inner()) = "starting";
         reports.insert(id.to_string(), state.clone());
         Ok((
             Progress(Some(state)),

@@ -855,6 +855,126 @@ mod tests {
         assert!(record("not json").is_err());
     }
 
+    /// A store with `n` capsules in a temporary home, and the Capsules over it.
+    async fn capsules_with(n: usize) -> (Capsules, crate::store::StoreThreads, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let home = crate::MossHome::at(dir.path());
+        home.ensure_exports_dir().unwrap();
+        let opts = crate::store::StoreOptions {
+            durability: crate::config::Durability::Normal,
+            read_pool_size: 1,
+            read_pool_idle: 1,
+        };
+        let (store, threads) =
+            crate::store::Store::open(&dir.path().join("moss.db"), &opts).unwrap();
+        let caps = Capsules::new(
+            store,
+            std::sync::Arc::new(crate::config::Config::default()),
+            &home,
+        );
+        for i in 0..n {
+            caps.store(moss_client::StoreRequest {
+                capsule_text: format!(
+                    "## Objective\n{i}\n## Current status\nx\n## Decisions\nx\n\
+                     ## Next actions\nx\n## Key locations\nx\n## Open questions\nx\n"
+                ),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        }
+        (caps, threads, dir)
+    }
+
+    fn cancelled() -> Cancel {
+        let (cancel, guard) = Cancel::new();
+        drop(guard);
+        cancel
+    }
+
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_export_removes_its_temp_file_and_keeps_the_target() {
+        let (caps, threads, dir) = capsules_with(3).await;
+        let exports = dir.path().join("exports");
+        std::fs::write(exports.join("keep.jsonl"), "old\n").unwrap();
+        let req = ExportRequest {
+            path: Some("keep.jsonl".into()),
+            ..Default::default()
+        };
+        let e = caps
+            .export(req.clone(), cancelled(), Progress::none())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Cancelled);
+        assert_eq!(e.0.message, "export cancelled: the client went away");
+        assert_eq!(
+            std::fs::read_to_string(exports.join("keep.jsonl")).unwrap(),
+            "old\n"
+        );
+        assert_eq!(
+            names_in(&exports),
+            ["keep.jsonl"],
+            "no temporary file remains"
+        );
+        // Not cancelled, the same export replaces the file.
+        let r = caps
+            .export(req, Cancel::never(), Progress::tracked())
+            .await
+            .unwrap();
+        assert_eq!(r.count, 3);
+        assert_eq!(names_in(&exports), ["keep.jsonl"]);
+        drop(caps);
+        drop(threads);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_import_writes_nothing() {
+        let (caps, threads, dir) = capsules_with(4).await;
+        caps.export(
+            ExportRequest {
+                path: Some("all.jsonl".into()),
+                ..Default::default()
+            },
+            Cancel::never(),
+            Progress::none(),
+        )
+        .await
+        .unwrap();
+        let req = ImportRequest {
+            path: "all.jsonl".into(),
+            mode: Some(ImportMode::Rename),
+        };
+        let e = caps
+            .import(req.clone(), cancelled(), Progress::none())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Cancelled);
+        assert_eq!(e.0.message, "import cancelled: the client went away");
+        let progress = Progress::tracked();
+        let r = caps
+            .import(req, Cancel::never(), progress.clone())
+            .await
+            .unwrap();
+        assert_eq!(
+            (r.imported, r.renamed),
+            (4, 4),
+            "the cancelled run left nothing"
+        );
+        let p = progress.report().unwrap();
+        assert_eq!((p.phase.as_str(), p.done, p.total), ("importing", 4, 4));
+        drop(dir);
+        drop(threads);
+    }
+
     #[test]
     fn line_cap_covers_the_worst_escaped_capsule() {
         assert_eq!(line_cap(12_000), 1024 * 1024);
