@@ -991,3 +991,57 @@ async fn progress_is_published_under_the_requested_id_while_the_request_runs() {
     assert_eq!(resp.status().as_u16(), 400);
     assert!(!exports(&d).join("q.jsonl").exists());
 }
+
+#[tokio::test]
+async fn mcp_calls_with_a_progress_token_get_progress_notifications() {
+    let d = TestDaemon::start().await;
+    seed(&d, 300).await;
+    let mut mcp = d.mcp().await;
+    let (r, messages) = mcp
+        .request_with_messages(
+            "tools/call",
+            json!({"name": "capsule_export", "arguments": {"path": "p.jsonl"},
+                   "_meta": {"progressToken": "tok-1"}}),
+        )
+        .await;
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    let count = r["result"]["structuredContent"]["count"].as_u64().unwrap();
+    let progress: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert!(!progress.is_empty(), "{messages:?}");
+    for p in &progress {
+        assert_eq!(p["params"]["progressToken"], "tok-1", "{p}");
+    }
+    let last = &progress.last().unwrap()["params"];
+    assert_eq!(
+        last["progress"].as_f64(),
+        Some(count as f64),
+        "the final count is sent: {last}"
+    );
+    assert_eq!(last["total"].as_f64(), Some(count as f64), "{last}");
+    assert!(
+        last["message"].as_str().unwrap().starts_with("exporting:"),
+        "{last}"
+    );
+    let values: Vec<f64> = progress
+        .iter()
+        .map(|p| p["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+
+    // Without a token, no notifications.
+    let (_, messages) = mcp
+        .request_with_messages(
+            "tools/call",
+            json!({"name": "capsule_export", "arguments": {"path": "q.jsonl"}}),
+        )
+        .await;
+    assert!(
+        messages
+            .iter()
+            .all(|m| m["method"] != "notifications/progress"),
+        "{messages:?}"
+    );
+}

@@ -70,8 +70,15 @@ impl ServerHandler for MossMcp {
                 Some(_) => Progress::tracked(),
                 None => Progress::none(),
             };
-            let notifier = token
-                .map(|t| tokio::spawn(notify_progress(context.peer.clone(), t, progress.clone())));
+            let stop = CancellationToken::new();
+            let notifier = token.map(|t| {
+                tokio::spawn(notify_progress(
+                    context.peer.clone(),
+                    t,
+                    progress.clone(),
+                    stop.clone(),
+                ))
+            });
             let r = tokio::select! {
                 r = tools::dispatch(&self.state, &name, args, progress) => r,
                 _ = context.ct.cancelled() => Err(Error::new(
@@ -79,8 +86,10 @@ impl ServerHandler for MossMcp {
                     format!("{name} cancelled by the client"),
                 )),
             };
+            // The last report goes out before the result.
+            stop.cancel();
             if let Some(n) = notifier {
-                n.abort();
+                let _ = n.await;
             }
             r
         };
@@ -95,15 +104,28 @@ impl ServerHandler for MossMcp {
     }
 }
 
-/// Sends `notifications/progress` for `token` every 250 ms while the report changes. Aborted when
-/// the call ends. MCP wants `progress` to only grow, so each phase continues where the previous
-/// one's total ended; the message names the phase and its own counts.
-async fn notify_progress(peer: Peer<RoleServer>, token: ProgressToken, progress: Progress) {
+/// Sends `notifications/progress` for `token` every 250 ms while the report changes, and once
+/// more when `stop` is cancelled (the call ended), so the final count is always sent. MCP wants
+/// `progress` to only grow, so each phase continues where the previous one's total ended; the
+/// message names the phase and its own counts.
+async fn notify_progress(
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    progress: Progress,
+    stop: CancellationToken,
+) {
     let mut last: Option<moss_client::ProgressReport> = None;
     let mut offset = 0u64;
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
+    let mut stopping = false;
     loop {
-        tick.tick().await;
+        if stopping {
+            return;
+        }
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = stop.cancelled() => stopping = true,
+        }
         let Some(report) = progress.report() else {
             return;
         };
