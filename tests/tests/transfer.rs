@@ -1045,3 +1045,122 @@ async fn mcp_calls_with_a_progress_token_get_progress_notifications() {
         "{messages:?}"
     );
 }
+
+/// Runs `op` with progress id `id` on a task and drops the request once the report shows
+/// `phase` under way. Returns whether the drop happened before the request completed.
+async fn drop_mid_phase(
+    d: &TestDaemon,
+    op: &'static str,
+    body: Value,
+    id: &str,
+    phase: &str,
+) -> bool {
+    let http = d.http();
+    let url = d.url(&format!("/capsules/{op}"));
+    let token = d.token.clone();
+    let header_id = id.to_string();
+    let task = tokio::spawn(async move {
+        http.post(url)
+            .bearer_auth(token)
+            .header("x-moss-progress", header_id)
+            .json(&body)
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+    });
+    loop {
+        if task.is_finished() {
+            return false;
+        }
+        if let Ok(p) = d.client.progress(id).await
+            && p.phase == phase
+            && p.done > 0
+            && p.done < p.total
+        {
+            task.abort();
+            return task.await.is_err_and(|e| e.is_cancelled());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+}
+
+/// Waits until the daemon has noticed: the progress id is released when the request ends.
+async fn until_released(d: &TestDaemon, id: &str) {
+    for _ in 0..2_000 {
+        if d.client.progress(id).await.is_err() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!("progress {id} still registered");
+}
+
+#[tokio::test]
+async fn a_client_going_away_cancels_export_and_rolls_back_import() {
+    let d = TestDaemon::start().await;
+    seed(&d, 3_000).await;
+    let ex = exports(&d);
+    std::fs::write(ex.join("keep.jsonl"), "old backup\n").unwrap();
+    export_ok(&d, json!({"path": "all.jsonl", "include_deleted": true})).await;
+    let mut before = count_all(&d).await;
+
+    let mut export_dropped = false;
+    let mut import_dropped = false;
+    for attempt in 0..5 {
+        if !export_dropped {
+            let id = format!("exp-{attempt}");
+            let body = json!({"path": "keep.jsonl", "include_deleted": true});
+            if drop_mid_phase(&d, "export", body, &id, "exporting").await {
+                until_released(&d, &id).await;
+                // The job stops at its next row and removes its temporary file.
+                let mut files = files_in(&ex);
+                for _ in 0..400 {
+                    if files.len() == 2 {
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    files = files_in(&ex);
+                }
+                if std::fs::read_to_string(ex.join("keep.jsonl")).unwrap() == "old backup\n" {
+                    assert_eq!(
+                        files,
+                        ["all.jsonl", "keep.jsonl"],
+                        "no temporary file remains"
+                    );
+                    export_dropped = true;
+                } else {
+                    // The export finished just before the drop reached it; try again.
+                    std::fs::write(ex.join("keep.jsonl"), "old backup\n").unwrap();
+                }
+            }
+        }
+        if !import_dropped {
+            let id = format!("imp-{attempt}");
+            let body = json!({"path": "all.jsonl", "mode": "rename"});
+            if drop_mid_phase(&d, "import", body, &id, "importing").await {
+                until_released(&d, &id).await;
+                // The writer job stops at its next record and rolls back.
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                let now = count_all(&d).await;
+                if now == before {
+                    import_dropped = true;
+                } else {
+                    // The import committed just before the drop reached it: all of it.
+                    assert_eq!(now, before + 3_000, "all of the import or none of it");
+                    before = now;
+                }
+            }
+        }
+        if export_dropped && import_dropped {
+            break;
+        }
+    }
+    assert!(
+        export_dropped,
+        "an export was dropped mid-way in 5 attempts"
+    );
+    assert!(
+        import_dropped,
+        "an import was dropped mid-way in 5 attempts"
+    );
+}
