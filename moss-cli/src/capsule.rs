@@ -120,6 +120,31 @@ pub enum CapsuleCommand {
     ///   moss purge --workspace scratch --older-than-days 7
     #[command(verbatim_doc_comment)]
     Purge(crate::bulk::PurgeArgs),
+    /// Back up capsules to a JSONL file (mode 0600; replaced atomically, never left partial).
+    ///
+    /// The file has a header line, then one capsule per line in id order. A bare file name is
+    /// placed in ~/.moss/exports/; an absolute path must be directly inside ~/.moss/exports/
+    /// or a directory listed in allowed_paths. `..`, subdirectories and symlinks are refused.
+    /// Shows progress on stderr when it is a terminal.
+    ///
+    /// Examples:
+    ///   moss export                                  # ~/.moss/exports/all-TIMESTAMP.jsonl
+    ///   moss export --workspace myproject --path myproject.jsonl
+    ///   moss export --include-deleted --path /srv/backups/moss.jsonl   # in allowed_paths
+    #[command(verbatim_doc_comment)]
+    Export(crate::transfer::ExportArgs),
+    /// Restore capsules from a JSONL file written by export, in one transaction.
+    ///
+    /// Nothing is written if any line is malformed or, with --mode error, if any record's id
+    /// or name is taken. Same path rules as export. Shows progress on stderr when it is a
+    /// terminal.
+    ///
+    /// Examples:
+    ///   moss import --path backup.jsonl
+    ///   moss import --path backup.jsonl --mode replace
+    ///   moss import --path /srv/backups/moss.jsonl --mode rename
+    #[command(verbatim_doc_comment)]
+    Import(crate::transfer::ImportArgs),
     /// List the daemon's MCP tools and whether the config enables them.
     ///
     /// Examples:
@@ -443,6 +468,8 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
         CapsuleCommand::BulkDelete(a) => crate::bulk::bulk_delete(a, client, format).await,
         CapsuleCommand::BulkUpdate(a) => crate::bulk::bulk_update(a, client, format).await,
         CapsuleCommand::Purge(a) => crate::bulk::purge(a, client, format).await,
+        CapsuleCommand::Export(a) => crate::transfer::export(a, client, format).await,
+        CapsuleCommand::Import(a) => crate::transfer::import(a, client, format).await,
         CapsuleCommand::Tools => crate::bulk::tools(client, format).await,
     }
 }

@@ -1,7 +1,8 @@
 //! `moss`: every Moss operation as a subcommand, over HTTP to the daemon.
 //!
 //! - `capsule`: the capsule subcommands (store, fetch, …) and their flags; `search`, `compose`
-//!   (compose, append) and `bulk` (bulk-delete, bulk-update, purge, tools) hold the rest.
+//!   (compose, append), `bulk` (bulk-delete, bulk-update, purge, tools) and `transfer`
+//!   (export, import) hold the rest.
 //! - `output`: JSON (default) and table rendering; errors as `[CODE] message`.
 //! - `bench`: the load generator behind `moss bench`.
 //! - `connect`: address and token resolution; `autostart`: starting the daemon on demand.
@@ -21,6 +22,7 @@ mod mcp_config;
 mod output;
 mod search;
 mod service;
+mod transfer;
 
 use std::process::ExitCode;
 

@@ -326,6 +326,8 @@ fn every_subcommand_has_help_with_examples() {
         "latest",
         "list",
         "inventory",
+        "export",
+        "import",
         "bench",
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_moss"))
@@ -481,5 +483,83 @@ async fn search_compose_append_bulk_and_purge() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"capsule_search") && names.contains(&"capsule_append"));
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_and_import_round_trip_through_the_cli() {
+    let d = TestDaemon::start().await;
+    for name in ["a", "b"] {
+        json(
+            &moss(
+                &d,
+                &["store", "--workspace", "ws", "--name", name],
+                Some(&capsule_text(name)),
+            )
+            .await,
+        );
+    }
+    let out = moss(
+        &d,
+        &["export", "--workspace", "ws", "--path", "cli.jsonl"],
+        None,
+    )
+    .await;
+    assert!(
+        stderr(&out).is_empty(),
+        "no progress line when stderr is not a terminal: {}",
+        stderr(&out)
+    );
+    let exported = json(&out);
+    assert_eq!(exported["count"], 2);
+    let file = d.home_path().join("exports").join("cli.jsonl");
+    assert_eq!(exported["path"], file.display().to_string());
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 3);
+
+    // Default mode is error: the capsules exist, nothing is imported.
+    let refused = moss(&d, &["import", "--path", "cli.jsonl"], None).await;
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).starts_with("[CONFLICT]"),
+        "{}",
+        stderr(&refused)
+    );
+    let renamed = json(
+        &moss(
+            &d,
+            &["import", "--path", "cli.jsonl", "--mode", "rename"],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(
+        (&renamed["imported"], &renamed["renamed"]),
+        (&2.into(), &2.into())
+    );
+    let replaced = json(
+        &moss(
+            &d,
+            &["import", "--path", "cli.jsonl", "--mode", "replace"],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(replaced["replaced"], 2);
+
+    let bad = moss(&d, &["export", "--path", "../out.jsonl"], None).await;
+    assert!(!bad.status.success());
+    let err = stderr(&bad);
+    assert!(
+        err.starts_with("[INVALID_REQUEST]") && err.contains(".."),
+        "{err}"
+    );
+    let bad = moss(
+        &d,
+        &["import", "--path", "cli.jsonl", "--mode", "merge"],
+        None,
+    )
+    .await;
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("replace"), "clap lists the modes");
     d.stop().await;
 }

@@ -13,6 +13,7 @@ use crate::compose::*;
 use crate::daemon::*;
 use crate::error::{ErrorBody, ErrorCode, ErrorEnvelope};
 use crate::search::*;
+use crate::transfer::*;
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
@@ -303,6 +304,34 @@ impl Client {
             .await
     }
 
+    /// `capsule_export`: `POST /capsules/export`. With `progress`, the daemon publishes how far
+    /// it has got under that id ([`Client::progress`]).
+    pub async fn export(
+        &self,
+        req: &ExportRequest,
+        progress: Option<&str>,
+    ) -> Result<ExportResponse, ClientError> {
+        let rb = self.request(Method::POST, "/capsules/export").json(req);
+        self.send(with_progress(rb, progress)).await
+    }
+
+    /// `capsule_import`: `POST /capsules/import`. With `progress`, as for [`Client::export`].
+    pub async fn import(
+        &self,
+        req: &ImportRequest,
+        progress: Option<&str>,
+    ) -> Result<ImportResponse, ClientError> {
+        let rb = self.request(Method::POST, "/capsules/import").json(req);
+        self.send(with_progress(rb, progress)).await
+    }
+
+    /// `GET /progress/{id}`: the progress of the running request that sent `X-Moss-Progress: id`
+    /// (404 NOT_FOUND before it starts and after it ends).
+    pub async fn progress(&self, id: &str) -> Result<ProgressReport, ClientError> {
+        self.send(self.request(Method::GET, &format!("/progress/{}", path_segment(id))))
+            .await
+    }
+
     /// The MCP tools and whether the config enables them: `GET /tools`.
     pub async fn tools(&self) -> Result<ToolList, ClientError> {
         self.send(self.request(Method::GET, "/tools")).await
@@ -315,6 +344,13 @@ struct NameQuery {
     workspace: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<String>,
+}
+
+fn with_progress(rb: RequestBuilder, progress: Option<&str>) -> RequestBuilder {
+    match progress {
+        Some(id) => rb.header(PROGRESS_HEADER, id),
+        None => rb,
+    }
 }
 
 /// Percent-encodes one path segment (ids are ULIDs, but imported ids may be anything).

@@ -12,6 +12,8 @@ pub enum ErrorCode {
     AmbiguousAddressing,
     /// A field is missing, mistyped, unknown or out of range.
     InvalidRequest,
+    /// A line of an import file is not a valid capsule record.
+    InvalidRecord,
     /// No bearer token, or the wrong one.
     Unauthorized,
     /// A foreign `Host` or `Origin`.
@@ -42,9 +44,10 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// All codes, in the order of the error table.
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::AmbiguousAddressing,
         ErrorCode::InvalidRequest,
+        ErrorCode::InvalidRecord,
         ErrorCode::Unauthorized,
         ErrorCode::Forbidden,
         ErrorCode::NotFound,
@@ -63,7 +66,9 @@ impl ErrorCode {
     /// The HTTP status this code is answered with.
     pub fn status(self) -> u16 {
         match self {
-            ErrorCode::AmbiguousAddressing | ErrorCode::InvalidRequest => 400,
+            ErrorCode::AmbiguousAddressing
+            | ErrorCode::InvalidRequest
+            | ErrorCode::InvalidRecord => 400,
             ErrorCode::Unauthorized => 401,
             ErrorCode::Forbidden => 403,
             ErrorCode::NotFound => 404,
@@ -91,6 +96,7 @@ impl ErrorCode {
             ErrorCode::Conflict => "CONFLICT",
             ErrorCode::CapsuleTooLarge => "CAPSULE_TOO_LARGE",
             ErrorCode::FileTooLarge => "FILE_TOO_LARGE",
+            ErrorCode::InvalidRecord => "INVALID_RECORD",
             ErrorCode::ComposeTooLarge => "COMPOSE_TOO_LARGE",
             ErrorCode::RequestTooLarge => "REQUEST_TOO_LARGE",
             ErrorCode::CapsuleTooThin => "CAPSULE_TOO_THIN",
@@ -108,10 +114,19 @@ impl ErrorCode {
             ErrorCode::Unauthorized => "Missing or wrong bearer token",
             ErrorCode::Forbidden => "`Host` or `Origin` is not a loopback name",
             ErrorCode::NotFound => "Capsule doesn't exist (or is soft-deleted)",
-            ErrorCode::NameAlreadyExists => "Name collision on capsule_store with mode:\"error\"",
-            ErrorCode::Conflict => "`if_updated_at` does not match the capsule's `updated_at`",
+            ErrorCode::NameAlreadyExists => {
+                "Name collision on capsule_store or capsule_import with mode:\"error\""
+            }
+            ErrorCode::Conflict => {
+                "`if_updated_at` does not match the capsule's `updated_at`, or an import record \
+                 collides with an existing capsule's id"
+            }
             ErrorCode::CapsuleTooLarge => "Exceeds `capsule_max_chars`",
             ErrorCode::FileTooLarge => "Import file exceeds max size limit",
+            ErrorCode::InvalidRecord => {
+                "A line of an import file is not valid JSON, or a field has the wrong type or \
+                 is out of range (the message names the line and the field)"
+            }
             ErrorCode::ComposeTooLarge => "Composed bundle exceeds `capsule_max_chars`",
             ErrorCode::RequestTooLarge => "Request body exceeds the daemon's body cap",
             ErrorCode::CapsuleTooThin => "Missing required sections",
@@ -190,6 +205,8 @@ mod tests {
         assert_eq!(ErrorCode::NotFound.status(), 404);
         assert_eq!(ErrorCode::NameAlreadyExists.status(), 409);
         assert_eq!(ErrorCode::CapsuleTooLarge.status(), 413);
+        assert_eq!(ErrorCode::FileTooLarge.status(), 413);
+        assert_eq!(ErrorCode::InvalidRecord.status(), 400);
         assert_eq!(ErrorCode::CapsuleTooThin.status(), 422);
         assert_eq!(ErrorCode::Cancelled.status(), 499);
         assert_eq!(ErrorCode::Internal.status(), 500);

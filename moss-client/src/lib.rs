@@ -3,7 +3,7 @@
 //! - [`error`]: the error codes, their HTTP statuses, and the `{"error":{...}}` envelope.
 //! - [`capsule`]: requests and responses of the core `capsule_*` operations.
 //! - [`search`], [`compose`] (compose and append), [`bulk`] (bulk delete/update, purge, tool
-//!   listing): the other capsule operations.
+//!   listing), [`transfer`] (export, import, progress reports): the other capsule operations.
 //! - [`daemon`]: the daemon's status and shutdown.
 //! - `client` (feature `http`, on by default): a typed async client over the REST routes.
 //!
@@ -16,6 +16,7 @@ pub mod compose;
 pub mod daemon;
 pub mod error;
 pub mod search;
+pub mod transfer;
 
 #[cfg(feature = "http")]
 mod client;
@@ -26,6 +27,7 @@ pub use compose::*;
 pub use daemon::*;
 pub use error::{ErrorBody, ErrorCode, ErrorEnvelope};
 pub use search::*;
+pub use transfer::*;
 
 #[cfg(feature = "http")]
 pub use client::{Client, ClientError};

@@ -70,6 +70,8 @@ pub struct Config {
     pub auth: Auth,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// Largest file `capsule_import` reads, in bytes (seed 001 §10: 25 MB).
+    pub max_import_bytes: u64,
     /// Files that were read, in merge order.
     pub sources: Vec<PathBuf>,
     /// Things worth telling the user at start (unknown keys, unknown tool names).
@@ -79,6 +81,7 @@ pub struct Config {
 pub const DEFAULT_CAPSULE_MAX_CHARS: usize = 12_000;
 pub const DEFAULT_READ_POOL_SIZE: u32 = 4;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+pub const DEFAULT_MAX_IMPORT_BYTES: u64 = 25 * 1024 * 1024;
 
 impl Default for Config {
     fn default() -> Self {
@@ -93,6 +96,7 @@ impl Default for Config {
             durability: Durability::Normal,
             auth: Auth::Token,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_import_bytes: DEFAULT_MAX_IMPORT_BYTES,
             sources: Vec::new(),
             warnings: Vec::new(),
         }
@@ -112,6 +116,7 @@ struct FileConfig {
     durability: Option<Durability>,
     auth: Option<Auth>,
     max_body_bytes: Option<usize>,
+    max_import_bytes: Option<u64>,
 }
 
 const KNOWN_KEYS: &[&str] = &[
@@ -125,6 +130,7 @@ const KNOWN_KEYS: &[&str] = &[
     "durability",
     "auth",
     "max_body_bytes",
+    "max_import_bytes",
 ];
 
 /// Why the configuration could not be loaded.
@@ -180,6 +186,9 @@ impl Config {
         self.auth = f.auth.unwrap_or_default();
         if let Some(v) = f.max_body_bytes.filter(|v| *v > 0) {
             self.max_body_bytes = v;
+        }
+        if let Some(v) = f.max_import_bytes.filter(|v| *v > 0) {
+            self.max_import_bytes = v;
         }
         for p in &self.allowed_paths {
             if !p.is_absolute() {
@@ -294,6 +303,7 @@ fn merge(into: &mut FileConfig, over: FileConfig) {
     scalar(&mut into.db_max_open_conns, over.db_max_open_conns);
     scalar(&mut into.db_max_idle_conns, over.db_max_idle_conns);
     scalar(&mut into.max_body_bytes, over.max_body_bytes);
+    scalar(&mut into.max_import_bytes, over.max_import_bytes);
     if over.durability.is_some() {
         into.durability = over.durability;
     }
@@ -324,6 +334,7 @@ mod tests {
         let cfg = Config::load(home.path(), home.path()).unwrap();
         assert_eq!(cfg.capsule_max_chars, 12_000);
         assert_eq!(cfg.durability, Durability::Normal);
+        assert_eq!(cfg.max_import_bytes, 25 * 1024 * 1024);
         assert!(cfg.sources.is_empty());
     }
 

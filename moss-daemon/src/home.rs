@@ -44,6 +44,25 @@ impl MossHome {
         self.dir.join("moss.db.lock")
     }
 
+    /// Where exports go by default, and the one directory import/export may use unless the
+    /// config allows others.
+    pub fn exports_dir(&self) -> PathBuf {
+        self.dir.join("exports")
+    }
+
+    /// Creates the exports directory (0700) if needed, and tightens its mode if it is looser.
+    /// A symlink there is left alone: export and import refuse it with an explanation.
+    pub fn ensure_exports_dir(&self) -> anyhow::Result<PathBuf> {
+        let dir = self.exports_dir();
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Ok(dir);
+        }
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        set_mode(&dir, 0o700)?;
+        Ok(dir)
+    }
+
     /// Creates the directory (0700) if needed, and tightens its mode if it is looser.
     pub fn ensure_dir(&self) -> anyhow::Result<()> {
         std::fs::create_dir_all(&self.dir)
@@ -175,6 +194,9 @@ mod tests {
             .mode();
         assert_eq!(mode & 0o777, 0o600);
         let mode = std::fs::metadata(&home.dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let exports = home.ensure_exports_dir().unwrap();
+        let mode = std::fs::metadata(exports).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
     }
 

@@ -6,7 +6,8 @@
 //! - [`capsule`]: the capsule memory's operations.
 //! - [`api`]: REST routes; [`mcp`]: the MCP endpoint; [`guard`]: Host/Origin/body/token checks.
 //! - [`config`], [`home`], [`error`]: configuration, `$MOSS_HOME`, the error type.
-//! - [`cancel`]: stopping long operations when their client goes away.
+//! - [`cancel`]: stopping long operations when their client goes away; [`progress`]: how far
+//!   they have got.
 //! - [`shutdown`]: the one trigger behind SIGTERM, SIGINT and `POST /shutdown`.
 
 pub mod api;
@@ -17,6 +18,7 @@ pub mod error;
 pub mod guard;
 pub mod home;
 pub mod mcp;
+pub mod progress;
 pub mod server;
 pub mod shutdown;
 pub mod store;

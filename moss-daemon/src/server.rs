@@ -19,6 +19,7 @@ use crate::capsule::Capsules;
 use crate::config::{Auth, Config};
 use crate::guard::{self, Guard};
 use crate::home::{DbLock, MossHome};
+use crate::progress::ProgressRegistry;
 use crate::shutdown::Shutdown;
 use crate::store::{Store, StoreOptions};
 
@@ -111,6 +112,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         }
     }
     opts.home.ensure_dir()?;
+    opts.home.ensure_exports_dir()?;
     for w in &config.warnings {
         tracing::warn!("config: {w}");
     }
@@ -139,8 +141,9 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     let addr = listener.local_addr()?;
     let shutdown = Shutdown::new();
     let state = AppState(Arc::new(App {
-        capsules: Capsules::new(store.clone(), config.clone()),
+        capsules: Capsules::new(store.clone(), config.clone(), &opts.home),
         config: config.clone(),
+        progress: ProgressRegistry::default(),
         daemon: DaemonInfo {
             addr,
             home: opts.home.dir.clone(),

@@ -157,6 +157,16 @@ impl McpSession {
 
     /// Sends a request and returns the JSON-RPC response object (with `result` or `error`).
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.request_with_messages(method, params).await.0
+    }
+
+    /// Sends a request; returns its response and the messages the server sent before it on the
+    /// same stream (notifications such as `notifications/progress`).
+    pub async fn request_with_messages(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> (Value, Vec<Value>) {
         let id = self.next_id;
         self.next_id += 1;
         let resp = self
@@ -171,14 +181,18 @@ impl McpSession {
             .is_some_and(|c| c.to_str().unwrap_or("").starts_with("text/event-stream"));
         let text = resp.text().await.unwrap();
         if !is_sse {
-            return serde_json::from_str(&text).unwrap_or(Value::String(text));
+            let v = serde_json::from_str(&text).unwrap_or(Value::String(text));
+            return (v, Vec::new());
         }
+        let mut before = Vec::new();
         for line in text.lines() {
             if let Some(data) = line.strip_prefix("data:")
                 && let Ok(v) = serde_json::from_str::<Value>(data.trim())
-                && v.get("id") == Some(&json!(id))
             {
-                return v;
+                if v.get("id") == Some(&json!(id)) {
+                    return (v, before);
+                }
+                before.push(v);
             }
         }
         panic!("no response to request {id} in: {text}");

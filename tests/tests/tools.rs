@@ -4,8 +4,8 @@
 use moss_tests::{TestDaemon, capsule_text};
 use serde_json::{Value, json};
 
-/// The tools that exist now; `capsule_export` and `capsule_import` complete the 16 of §5.1.
-const TOOLS: [&str; 14] = [
+/// The 16 capsule tools of §5.1.
+const TOOLS: [&str; 16] = [
     "capsule_store",
     "capsule_fetch",
     "capsule_fetch_many",
@@ -20,6 +20,8 @@ const TOOLS: [&str; 14] = [
     "capsule_bulk_update",
     "capsule_purge",
     "capsule_append",
+    "capsule_export",
+    "capsule_import",
 ];
 
 /// `GET /tools` → the `tools` array.
@@ -60,10 +62,7 @@ async fn get_tools_lists_every_capsule_tool_enabled() {
         );
     }
     let capsule_tools = names.iter().filter(|n| n.starts_with("capsule_")).count();
-    assert!(
-        (14..=16).contains(&capsule_tools),
-        "§5.1 has 16 capsule tools: {names:?}"
-    );
+    assert_eq!(capsule_tools, 16, "§5.1 has 16 capsule tools: {names:?}");
     for t in &tools {
         let mut keys: Vec<&String> = t.as_object().unwrap().keys().collect();
         keys.sort();
@@ -117,6 +116,11 @@ async fn the_new_tools_declare_their_required_arguments() {
     assert_eq!(required("capsule_search"), ["query"]);
     assert_eq!(required("capsule_compose"), ["items"]);
     assert_eq!(required("capsule_append"), ["content", "section"]);
+    assert_eq!(required("capsule_import"), ["path"]);
+    assert!(
+        required("capsule_export").is_empty(),
+        "every export argument is optional"
+    );
     for t in [
         "capsule_bulk_delete",
         "capsule_bulk_update",
@@ -163,6 +167,8 @@ async fn the_new_tools_declare_their_required_arguments() {
         &["set_phase", "set_role", "set_tags"],
     );
     has("capsule_purge", &["workspace", "older_than_days"]);
+    has("capsule_export", &["path", "workspace", "include_deleted"]);
+    has("capsule_import", &["path", "mode"]);
 }
 
 #[tokio::test]
@@ -238,6 +244,8 @@ async fn a_disabled_type_turns_off_every_capsule_tool() {
             json!({"workspace": "default", "set_phase": "x"}),
         ),
         ("capsule_purge", json!({})),
+        ("capsule_export", json!({})),
+        ("capsule_import", json!({"path": "x.jsonl"})),
     ] {
         let r = mcp.call_tool(tool, args).await;
         assert_eq!(r["isError"], true, "{tool}: {r}");

@@ -1,6 +1,7 @@
 //! `/capsules` routes (seed 003 "REST API"), each a thin adapter over [`Capsules`](crate::capsule::Capsules).
 
 use axum::extract::{Path, State};
+use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use moss_client::*;
@@ -8,6 +9,8 @@ use serde::Deserialize;
 
 use super::AppState;
 use super::json::{Body, Params};
+use super::progress::requested_id;
+use crate::cancel::Cancel;
 use crate::error::{Error, Result};
 
 pub fn routes() -> Router<AppState> {
@@ -22,6 +25,8 @@ pub fn routes() -> Router<AppState> {
         .route("/capsules/bulk-delete", post(bulk_delete))
         .route("/capsules/bulk-update", post(bulk_update))
         .route("/capsules/purge", post(purge))
+        .route("/capsules/export", post(export))
+        .route("/capsules/import", post(import))
         .route(
             "/capsules/by-name",
             get(fetch_by_name)
@@ -333,4 +338,46 @@ pub async fn purge(
     Body(req): Body<PurgeRequest>,
 ) -> Result<Json<PurgeResponse>> {
     s.capsules.purge(req).await.map(Json)
+}
+
+#[utoipa::path(
+    post,
+    path = "/capsules/export",
+    tag = "capsules",
+    operation_id = "capsule_export",
+    request_body = ExportRequest,
+    params(("x-moss-progress" = Option<String>, Header, description = "Progress id to poll with GET /progress/{id} while the export runs")),
+    responses((status = 200, description = "capsule_export: the file written and how many capsules it holds", body = ExportResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md); 400 INVALID_REQUEST with details.rule for a refused path, 499 CANCELLED when the client went away (no file is left behind)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn export(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Body(req): Body<ExportRequest>,
+) -> Result<Json<ExportResponse>> {
+    let (progress, _registration) = s.progress.register(requested_id(&headers)?)?;
+    let (cancel, guard) = Cancel::new();
+    let result = s.capsules.export(req, cancel, progress).await;
+    guard.disarm();
+    result.map(Json)
+}
+
+#[utoipa::path(
+    post,
+    path = "/capsules/import",
+    tag = "capsules",
+    operation_id = "capsule_import",
+    request_body = ImportRequest,
+    params(("x-moss-progress" = Option<String>, Header, description = "Progress id to poll with GET /progress/{id} while the import runs")),
+    responses((status = 200, description = "capsule_import: how many records were imported, replaced, renamed and skipped", body = ImportResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md): 400 INVALID_RECORD naming the line and field, 409 on a collision in mode error, 413 FILE_TOO_LARGE, 499 CANCELLED; nothing is written on any error", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+)]
+pub async fn import(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Body(req): Body<ImportRequest>,
+) -> Result<Json<ImportResponse>> {
+    let (progress, _registration) = s.progress.register(requested_id(&headers)?)?;
+    let (cancel, guard) = Cancel::new();
+    let result = s.capsules.import(req, cancel, progress).await;
+    guard.disarm();
+    result.map(Json)
 }

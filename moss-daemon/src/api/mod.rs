@@ -8,6 +8,7 @@ pub mod capsules;
 pub mod daemon;
 pub mod json;
 pub mod openapi;
+pub mod progress;
 
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ use crate::capsule::Capsules;
 use crate::config::Config;
 use crate::error::Error;
 pub use daemon::DaemonInfo;
+use crate::progress::ProgressRegistry;
 
 /// What every handler and tool can reach.
 #[derive(Debug)]
@@ -28,6 +30,8 @@ pub struct App {
     pub capsules: Capsules,
     pub config: Arc<Config>,
     pub daemon: DaemonInfo,
+    /// Progress of running requests that sent `X-Moss-Progress`.
+    pub progress: ProgressRegistry,
 }
 
 /// Shared handle on [`App`]; cloned per request, so it is one reference count.
@@ -59,6 +63,7 @@ pub fn routes() -> Router<AppState> {
         .route("/shutdown", post(daemon::shutdown))
         .route("/openapi.json", get(openapi::serve))
         .merge(capsules::routes())
+        .merge(progress::routes())
         .fallback(fallback)
 }
 

@@ -40,12 +40,15 @@ use super::capsules;
         capsules::bulk_delete,
         capsules::bulk_update,
         capsules::purge,
+        capsules::export,
+        capsules::import,
+        super::progress::progress,
     ),
     modifiers(&BearerToken),
     security(("bearer" = [])),
     tags(
         (name = "capsules", description = "Capsule memory: size-bounded, linted handoffs"),
-        (name = "daemon", description = "Health, status, shutdown and the MCP tool list")
+        (name = "daemon", description = "Health, status, shutdown, the MCP tool list and progress reports")
     )
 )]
 pub struct ApiDoc;

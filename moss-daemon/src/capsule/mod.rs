@@ -7,6 +7,8 @@
 //! - [`search`]: full-text search with ranked, highlighted snippets.
 //! - [`sections`]: markdown sections, for [`append`] and the `sections` filter of [`compose`].
 //! - [`bulk`]: bulk delete, bulk update, purge.
+//! - [`transfer`]: export to and import from JSONL files; [`paths`] the file-system rules they
+//!   follow.
 //!
 //! [`Capsules`] holds one method per operation. REST handlers, MCP tools and (through the
 //! client) CLI subcommands all end here.
@@ -16,9 +18,11 @@ pub mod bulk;
 pub mod compose;
 pub mod fields;
 pub mod lint;
+pub mod paths;
 pub mod query;
 pub mod search;
 pub mod sections;
+pub mod transfer;
 
 use std::sync::Arc;
 
@@ -41,26 +45,85 @@ pub const FETCH_MANY_MAX: usize = 50;
 pub struct Capsules {
     store: Store,
     config: Arc<Config>,
+    paths: paths::PathRules,
 }
 
-/// A capsule's columns as written by store/replace.
-struct NewCapsule {
-    workspace: fields::Workspace,
-    name: Option<(String, String)>,
-    title: Option<String>,
-    text: String,
-    chars: i64,
-    tokens: i64,
-    tags_json: Option<String>,
-    source: Option<String>,
-    run_id: Option<String>,
-    phase: Option<String>,
-    role: Option<String>,
+/// A capsule's columns as written by store/replace and import.
+pub(crate) struct NewCapsule {
+    pub(crate) workspace: fields::Workspace,
+    pub(crate) name: Option<(String, String)>,
+    pub(crate) title: Option<String>,
+    pub(crate) text: String,
+    pub(crate) chars: i64,
+    pub(crate) tokens: i64,
+    pub(crate) tags_json: Option<String>,
+    pub(crate) source: Option<String>,
+    pub(crate) run_id: Option<String>,
+    pub(crate) phase: Option<String>,
+    pub(crate) role: Option<String>,
+}
+
+/// When a capsule row was created, last changed and soft-deleted.
+pub(crate) struct Times {
+    pub(crate) created_at: i64,
+    pub(crate) updated_at: i64,
+    pub(crate) deleted_at: Option<i64>,
+}
+
+/// Inserts a new capsule row under `id`.
+pub(crate) fn insert_row(
+    conn: &Connection,
+    id: &str,
+    c: &NewCapsule,
+    times: &Times,
+    seq: i64,
+) -> Result<()> {
+    let (name_raw, name_norm) = match &c.name {
+        Some((r, n)) => (Some(r.as_str()), Some(n.as_str())),
+        None => (None, None),
+    };
+    conn.prepare_cached(
+        "INSERT INTO capsules (id, workspace_raw, workspace_norm, name_raw, name_norm,
+           title, capsule_text, capsule_chars, tokens_estimate, tags_json, source, run_id,
+           phase, role, created_at, updated_at, deleted_at, seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+           ?18)",
+    )?
+    .execute(params![
+        id,
+        c.workspace.raw,
+        c.workspace.norm,
+        name_raw,
+        name_norm,
+        c.title,
+        c.text,
+        c.chars,
+        c.tokens,
+        c.tags_json,
+        c.source,
+        c.run_id,
+        c.phase,
+        c.role,
+        times.created_at,
+        times.updated_at,
+        times.deleted_at,
+        seq
+    ])?;
+    Ok(())
 }
 
 impl Capsules {
-    pub fn new(store: Store, config: Arc<Config>) -> Self {
-        Capsules { store, config }
+    pub fn new(store: Store, config: Arc<Config>, home: &crate::MossHome) -> Self {
+        let paths = paths::PathRules {
+            exports_dir: home.exports_dir(),
+            allowed_paths: config.allowed_paths.clone(),
+            allow_unsafe_paths: config.allow_unsafe_paths,
+        };
+        Capsules {
+            store,
+            config,
+            paths,
+        }
     }
 
     fn check_text(&self, text: &str, allow_thin: bool) -> Result<usize> {
@@ -430,10 +493,7 @@ fn store_job(
             .optional()?,
         None => None,
     };
-    let (name_raw, name_norm) = match &c.name {
-        Some((r, n)) => (Some(r.as_str()), Some(n.as_str())),
-        None => (None, None),
-    };
+    let name_raw = c.name.as_ref().map(|(r, _)| r.as_str());
     let id = match (existing, mode) {
         (Some(id), StoreMode::Error) => {
             return Err(Error::new(
@@ -476,31 +536,12 @@ fn store_job(
         }
         (None, _) => {
             let id = ulid::Ulid::generate().to_string();
-            conn.prepare_cached(
-                "INSERT INTO capsules (id, workspace_raw, workspace_norm, name_raw, name_norm,
-                   title, capsule_text, capsule_chars, tokens_estimate, tags_json, source, run_id,
-                   phase, role, created_at, updated_at, deleted_at, seq)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15,
-                   NULL, ?16)",
-            )?
-            .execute(params![
-                id,
-                c.workspace.raw,
-                c.workspace.norm,
-                name_raw,
-                name_norm,
-                c.title,
-                c.text,
-                c.chars,
-                c.tokens,
-                c.tags_json,
-                c.source,
-                c.run_id,
-                c.phase,
-                c.role,
-                t,
-                seq
-            ])?;
+            let times = Times {
+                created_at: t,
+                updated_at: t,
+                deleted_at: None,
+            };
+            insert_row(conn, &id, &c, &times, seq)?;
             id
         }
     };

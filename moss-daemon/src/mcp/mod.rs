@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use moss_client::{ErrorCode, ErrorEnvelope};
 use rmcp::model::*;
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::api::AppState;
 use crate::error::Error;
+use crate::progress::Progress;
 
 const INSTRUCTIONS: &str = "Moss keeps capsules: distilled, size-bounded handoffs between \
     agent sessions. Save state with capsule_store (six sections: Objective, Current status, \
@@ -61,13 +62,36 @@ impl ServerHandler for MossMcp {
                  disabled_types)"
             )))
         } else {
-            tokio::select! {
-                r = tools::dispatch(&self.state, &name, args) => r,
+            let token = context
+                .meta
+                .get_progress_token()
+                .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
+            let progress = match token {
+                Some(_) => Progress::tracked(),
+                None => Progress::none(),
+            };
+            let stop = CancellationToken::new();
+            let notifier = token.map(|t| {
+                tokio::spawn(notify_progress(
+                    context.peer.clone(),
+                    t,
+                    progress.clone(),
+                    stop.clone(),
+                ))
+            });
+            let r = tokio::select! {
+                r = tools::dispatch(&self.state, &name, args, progress) => r,
                 _ = context.ct.cancelled() => Err(Error::new(
                     ErrorCode::Cancelled,
                     format!("{name} cancelled by the client"),
                 )),
+            };
+            // The last report goes out before the result.
+            stop.cancel();
+            if let Some(n) = notifier {
+                let _ = n.await;
             }
+            r
         };
         Ok(match outcome {
             Ok(value) => result_of(value, false),
@@ -77,6 +101,55 @@ impl ServerHandler for MossMcp {
             }
         }
         .into())
+    }
+}
+
+/// Sends `notifications/progress` for `token` every 250 ms while the report changes, and once
+/// more when `stop` is cancelled (the call ended), so the final count is always sent. MCP wants
+/// `progress` to only grow, so each phase continues where the previous one's total ended; the
+/// message names the phase and its own counts.
+async fn notify_progress(
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    progress: Progress,
+    stop: CancellationToken,
+) {
+    let mut last: Option<moss_client::ProgressReport> = None;
+    let mut offset = 0u64;
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
+    let mut stopping = false;
+    loop {
+        if stopping {
+            return;
+        }
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = stop.cancelled() => stopping = true,
+        }
+        let Some(report) = progress.report() else {
+            return;
+        };
+        if last.as_ref() == Some(&report) || report.phase.is_empty() {
+            continue;
+        }
+        if let Some(prev) = &last
+            && prev.phase != report.phase
+        {
+            offset += prev.total.max(prev.done);
+        }
+        let mut param =
+            ProgressNotificationParam::new(token.clone(), (offset + report.done) as f64)
+                .with_message(format!(
+                    "{}: {} of {}",
+                    report.phase, report.done, report.total
+                ));
+        if report.total > 0 {
+            param = param.with_total((offset + report.total) as f64);
+        }
+        if peer.notify_progress(param).await.is_err() {
+            return;
+        }
+        last = Some(report);
     }
 }
 

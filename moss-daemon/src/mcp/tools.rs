@@ -11,7 +11,9 @@ use serde_json::Value;
 
 use crate::api::AppState;
 use crate::api::json::decode_value;
+use crate::cancel::Cancel;
 use crate::error::{Error, Result};
+use crate::progress::Progress;
 
 /// One tool as listed by `tools/list`.
 pub struct ToolSpec {
@@ -169,12 +171,58 @@ pub const TOOLS: &[ToolSpec] = &[
         description: "Add markdown under one section of an active capsule (by id or             workspace+name) without rewriting the rest, e.g. to log a review. section is the             header text as written (\"Design Reviews\" for `## Design Reviews`), matched             case-insensitively, no synonyms; a missing section is 400 INVALID_REQUEST listing             the available ones. A placeholder body ((pending), TBD, N/A, -, none) is replaced;             otherwise content goes after it with a blank line. 413 CAPSULE_TOO_LARGE if the             result exceeds capsule_max_chars.",
         schema: schema_of::<AppendRequest>,
     },
+    ToolSpec {
+        name: "capsule_export",
+        description: "Back up capsules to a JSONL file (one capsule per line after a \
+            {\"_moss_export\":true,...} header line; file mode 0600; written to a temp file and \
+            renamed, so a failure never leaves a partial file). Default path \
+            ~/.moss/exports/<workspace>-<timestamp>.jsonl; workspace limits it to one workspace \
+            (default all), include_deleted adds soft-deleted ones. path must end in .jsonl and \
+            sit directly in ~/.moss/exports/ (a bare file name goes there) or an allowed_paths \
+            directory; `..`, subdirectories and symlinks are refused (400 INVALID_REQUEST, \
+            details.rule says which rule). Returns path, count, exported_at, bytes. Sends \
+            notifications/progress when the call carries a progressToken.",
+        schema: schema_of::<ExportRequest>,
+    },
+    ToolSpec {
+        name: "capsule_import",
+        description: "Restore capsules from a JSONL file written by capsule_export (same path \
+            rules). All-or-nothing: one transaction, nothing written on any error. mode \
+            \"error\" (default) fails on any id or active-name collision (409); \"replace\" \
+            overwrites the colliding capsule keeping its id (409 CONFLICT if a record's id and \
+            name match two different capsules); \"rename\" imports alongside, suffixing a taken \
+            name (auth -> auth-1) and giving a taken id a new one. Normalized names, \
+            capsule_chars and tokens_estimate are recomputed. A malformed line is 400 \
+            INVALID_RECORD naming the line and field; records without id or workspace_raw are \
+            skipped and listed in errors. Over max_import_bytes (25 MB) is 413 FILE_TOO_LARGE. \
+            Sends notifications/progress when the call carries a progressToken.",
+        schema: schema_of::<ImportRequest>,
+    },
 ];
 
-/// Runs tool `name` with `args`. Unknown tools and bad arguments are `INVALID_REQUEST`.
-pub async fn dispatch(state: &AppState, name: &str, args: Value) -> Result<Value> {
+/// Runs tool `name` with `args`, reporting long work to `progress`. Unknown tools and bad
+/// arguments are `INVALID_REQUEST`. Dropping the future (the client cancelled or went away)
+/// cancels export and import.
+pub async fn dispatch(
+    state: &AppState,
+    name: &str,
+    args: Value,
+    progress: Progress,
+) -> Result<Value> {
     let caps = &state.capsules;
     match name {
+        "capsule_export" => {
+            let (cancel, guard) = Cancel::new();
+            let r = call(name, args, |r| caps.export(r, cancel, progress)).await;
+            guard.disarm();
+            r
+        }
+        "capsule_import" => {
+            let (cancel, guard) = Cancel::new();
+            let r = call(name, args, |r| caps.import(r, cancel, progress)).await;
+            guard.disarm();
+            r
+        }
         "capsule_store" => call(name, args, |r| caps.store(r)).await,
         "capsule_fetch" => call(name, args, |r| caps.fetch(r)).await,
         "capsule_fetch_many" => call(name, args, |r| caps.fetch_many(r)).await,

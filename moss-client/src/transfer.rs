@@ -1,0 +1,117 @@
+//! Wire types of `capsule_export` and `capsule_import` (seed 001 §6.10, §6.11; file format in
+//! seed 000 §6.9), and of the progress reports long operations publish.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ErrorCode;
+
+#[cfg(feature = "schema")]
+use schemars::JsonSchema;
+
+/// The request header naming a progress report: `GET /progress/{id}` then reads it while the
+/// request runs. The id is chosen by the client: 1 to 64 characters of `[A-Za-z0-9_-]`.
+pub const PROGRESS_HEADER: &str = "x-moss-progress";
+
+/// Arguments of `capsule_export`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ExportRequest {
+    /// JSONL file to write (must end in `.jsonl`). Default:
+    /// `~/.moss/exports/<workspace>-<timestamp>.jsonl`. A bare file name is placed in
+    /// `~/.moss/exports/`; an absolute path must be directly inside `~/.moss/exports/` or a
+    /// directory listed in the config's `allowed_paths`. No `..`, no symlinks. An existing file
+    /// is replaced atomically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Only this workspace (default: all workspaces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Also export soft-deleted capsules (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_deleted: Option<bool>,
+}
+
+/// Result of `capsule_export`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct ExportResponse {
+    /// The file written (absolute).
+    pub path: String,
+    /// Capsules written.
+    pub count: i64,
+    /// Unix seconds, as in the file's header line.
+    pub exported_at: i64,
+    /// Size of the file in bytes.
+    pub bytes: u64,
+}
+
+/// How `capsule_import` treats a record whose `id` or active name is already taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum ImportMode {
+    /// Fail the whole import on any collision; nothing is written (default).
+    #[default]
+    Error,
+    /// Overwrite the colliding capsule in place, keeping its id. A record whose id matches one
+    /// capsule and whose name matches another fails the import.
+    Replace,
+    /// Import alongside: a taken name gets a suffix (`auth` → `auth-1`), a taken id a new id.
+    Rename,
+}
+
+/// Arguments of `capsule_import`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ImportRequest {
+    /// JSONL file to read (as written by capsule_export). Same path rules as export: `.jsonl`,
+    /// a bare file name means `~/.moss/exports/<name>`, absolute paths must be directly inside
+    /// `~/.moss/exports/` or an `allowed_paths` directory, no `..`, no symlinks.
+    pub path: String,
+    /// Collision handling: "error" (default), "replace" or "rename".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ImportMode>,
+}
+
+/// A record `capsule_import` skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct ImportRecordError {
+    /// 1-based line number in the file.
+    pub line: u64,
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+/// Result of `capsule_import`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct ImportResponse {
+    /// The file read (absolute).
+    pub path: String,
+    /// Records written (created, replaced or renamed).
+    pub imported: i64,
+    /// Of `imported`, records that overwrote an existing capsule (mode "replace").
+    pub replaced: i64,
+    /// Of `imported`, records stored under a suffixed name or a new id (mode "rename").
+    pub renamed: i64,
+    /// Records skipped because they lack `id` or `workspace_raw` (listed in `errors`).
+    pub skipped: i64,
+    /// Why records were skipped; the first 100 are listed.
+    pub errors: Vec<ImportRecordError>,
+}
+
+/// `GET /progress/{id}`: how far the request carrying that `X-Moss-Progress` id has got.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct ProgressReport {
+    /// Units done in the current phase.
+    pub done: u64,
+    /// Units in the current phase (0 while unknown).
+    pub total: u64,
+    /// What is being done: "starting" (waiting for a connection), "exporting" (capsules),
+    /// "checking" (bytes of the import file), "importing" (records).
+    pub phase: String,
+}
