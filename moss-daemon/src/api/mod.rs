@@ -21,8 +21,8 @@ use moss_client::{ErrorCode, ErrorEnvelope, Health, ToolList};
 use crate::capsule::Capsules;
 use crate::config::Config;
 use crate::error::Error;
-pub use daemon::DaemonInfo;
 use crate::progress::ProgressRegistry;
+pub use daemon::DaemonInfo;
 
 /// What every handler and tool can reach.
 #[derive(Debug)]
