@@ -247,80 +247,93 @@ fn background_priority() {
 }
 
 /// One indexing transaction. Returns the new watermark and whether more is queued.
+///
+/// The read of the main database must not span the index writes: a checkpoint that truncates
+/// the main WAL waits for every reader to reach the newest snapshot and blocks new writes while
+/// it waits, so a long read here stalled stores.
 pub fn pass(main: &Connection, fts: &mut Connection) -> rusqlite::Result<(i64, bool)> {
-    // One read snapshot of the main database for the queue and the rows it names.
-    main.execute_batch("BEGIN")?;
-    let result = (|| {
-        let tx = fts.transaction()?;
-        let outcome = match applied_seq(&tx)? {
-            None => {
-                let upto: i64 = main.query_row(
-                    "SELECT coalesce(max(seq), 0) FROM capsules_fts_queue",
-                    [],
-                    |r| r.get(0),
-                )?;
-                tx.execute("DELETE FROM capsules_fts", [])?;
-                {
-                    let mut rows =
-                        main.prepare("SELECT rowid, title, capsule_text FROM capsules")?;
-                    let mut insert = tx.prepare(
-                        "INSERT INTO capsules_fts(rowid, title, capsule_text) VALUES (?1, ?2, ?3)",
-                    )?;
-                    let mut it = rows.query([])?;
-                    while let Some(r) = it.next()? {
-                        let (doc, title, text): (i64, Option<String>, String) =
-                            (r.get(0)?, r.get(1)?, r.get(2)?);
-                        insert.execute(params![doc, title, text])?;
-                    }
-                }
-                tx.execute(
-                    "INSERT INTO indexer_state(id, applied_seq) VALUES (1, ?1)",
-                    [upto],
-                )?;
-                (upto, false)
+    let tx = fts.transaction()?;
+    let outcome = match applied_seq(&tx)? {
+        None => {
+            // One snapshot for the queue's end and every row (first start or forced rebuild).
+            main.execute_batch("BEGIN")?;
+            let built = rebuild(main, &tx);
+            main.execute_batch("COMMIT")?;
+            built?
+        }
+        Some(applied) => apply_queue(main, &tx, applied)?,
+    };
+    tx.commit()?;
+    Ok(outcome)
+}
+
+/// Indexes every row of `capsules` into an emptied index; returns the queue's end it covers.
+fn rebuild(main: &Connection, tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<(i64, bool)> {
+    let upto: i64 = main.query_row(
+        "SELECT coalesce(max(seq), 0) FROM capsules_fts_queue",
+        [],
+        |r| r.get(0),
+    )?;
+    tx.execute("DELETE FROM capsules_fts", [])?;
+    {
+        let mut rows = main.prepare("SELECT rowid, title, capsule_text FROM capsules")?;
+        let mut insert =
+            tx.prepare("INSERT INTO capsules_fts(rowid, title, capsule_text) VALUES (?1, ?2, ?3)")?;
+        let mut it = rows.query([])?;
+        while let Some(r) = it.next()? {
+            let (doc, title, text): (i64, Option<String>, String) =
+                (r.get(0)?, r.get(1)?, r.get(2)?);
+            insert.execute(params![doc, title, text])?;
+        }
+    }
+    tx.execute(
+        "INSERT INTO indexer_state(id, applied_seq) VALUES (1, ?1)",
+        [upto],
+    )?;
+    Ok((upto, false))
+}
+
+/// Applies the queue past `applied` (one statement, so one snapshot, read in full before any
+/// index write).
+fn apply_queue(
+    main: &Connection,
+    tx: &rusqlite::Transaction<'_>,
+    applied: i64,
+) -> rusqlite::Result<(i64, bool)> {
+    let mut rows = main.prepare_cached(
+        "SELECT q.seq, q.doc, c.title, c.capsule_text FROM capsules_fts_queue q
+         LEFT JOIN capsules c ON c.rowid = q.doc
+         WHERE q.seq > ?1 ORDER BY q.seq LIMIT ?2",
+    )?;
+    let changes = rows
+        .query_map(params![applied, PASS_SIZE], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    drop(rows);
+    let Some(&(last, ..)) = changes.last() else {
+        return Ok((applied, false));
+    };
+    {
+        let mut delete = tx.prepare_cached("DELETE FROM capsules_fts WHERE rowid = ?1")?;
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO capsules_fts(rowid, title, capsule_text) VALUES (?1, ?2, ?3)",
+        )?;
+        for (_, doc, title, text) in &changes {
+            delete.execute([doc])?;
+            if let Some(text) = text {
+                insert.execute(params![doc, title, text])?;
             }
-            Some(applied) => {
-                let mut rows = main.prepare_cached(
-                    "SELECT q.seq, q.doc, c.title, c.capsule_text FROM capsules_fts_queue q
-                     LEFT JOIN capsules c ON c.rowid = q.doc
-                     WHERE q.seq > ?1 ORDER BY q.seq LIMIT ?2",
-                )?;
-                let changes = rows
-                    .query_map(params![applied, PASS_SIZE], |r| {
-                        Ok((
-                            r.get::<_, i64>(0)?,
-                            r.get::<_, i64>(1)?,
-                            r.get::<_, Option<String>>(2)?,
-                            r.get::<_, Option<String>>(3)?,
-                        ))
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
-                let Some(&(last, ..)) = changes.last() else {
-                    return Ok((applied, false));
-                };
-                {
-                    let mut delete =
-                        tx.prepare_cached("DELETE FROM capsules_fts WHERE rowid = ?1")?;
-                    let mut insert = tx.prepare_cached(
-                        "INSERT INTO capsules_fts(rowid, title, capsule_text) VALUES (?1, ?2, ?3)",
-                    )?;
-                    for (_, doc, title, text) in &changes {
-                        delete.execute([doc])?;
-                        if let Some(text) = text {
-                            insert.execute(params![doc, title, text])?;
-                        }
-                    }
-                }
-                tx.execute(
-                    "UPDATE indexer_state SET applied_seq = ?1 WHERE id = 1",
-                    [last],
-                )?;
-                (last, changes.len() as i64 == PASS_SIZE)
-            }
-        };
-        tx.commit()?;
-        Ok(outcome)
-    })();
-    main.execute_batch("COMMIT")?;
-    result
+        }
+    }
+    tx.execute(
+        "UPDATE indexer_state SET applied_seq = ?1 WHERE id = 1",
+        [last],
+    )?;
+    Ok((last, changes.len() as i64 == PASS_SIZE))
 }
