@@ -236,6 +236,7 @@ pub fn error_line(e: &anyhow::Error) -> String {
                 "[UNAVAILABLE] no Moss daemon answers at {addr}; start one with `moss daemon \
                  start` (or set --addr / MOSS_ADDR to where it listens)"
             ),
+            ClientError::InvalidAddress { .. } => format!("[INVALID_REQUEST] {ce}"),
             other => format!("[INTERNAL] {other}"),
         };
     }

@@ -316,6 +316,28 @@ async fn no_daemon_is_reported_with_what_to_do() {
 }
 
 #[test]
+fn a_malformed_address_is_named_with_the_fix() {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_moss"))
+        .args(["--addr", "127.0.0.1:78210", "list"])
+        .env("MOSS_HOME", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("[INVALID_REQUEST] invalid daemon address \"127.0.0.1:78210\"")
+            && err.contains("invalid port"),
+        "{err}"
+    );
+    assert!(
+        !home.path().join("mossd.log").exists(),
+        "no daemon is started for an address that cannot be used"
+    );
+}
+
+#[test]
 fn every_subcommand_has_help_with_examples() {
     for sub in [
         "store",

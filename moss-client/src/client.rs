@@ -35,6 +35,12 @@ pub enum ClientError {
         #[source]
         source: reqwest::Error,
     },
+    /// The address is not a `host:port` (or `http://host:port`) a request can go to.
+    #[error(
+        "invalid daemon address {addr:?}: {reason}; give host:port, e.g. 127.0.0.1:6677 \
+         (--addr or MOSS_ADDR)"
+    )]
+    InvalidAddress { addr: String, reason: String },
     /// The daemon answered something that is not what this client expects.
     #[error("unexpected answer from the daemon (HTTP {status}): {body}")]
     Unexpected { status: u16, body: String },
@@ -75,6 +81,17 @@ impl Client {
         } else {
             format!("http://{addr}")
         };
+        let invalid = |reason: String| ClientError::InvalidAddress {
+            addr: addr.to_string(),
+            reason,
+        };
+        let url = reqwest::Url::parse(&base).map_err(|e| invalid(e.to_string()))?;
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(invalid("no host".into()));
+        }
+        if url.path() != "/" || url.query().is_some() {
+            return Err(invalid("a path or query is not part of an address".into()));
+        }
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .pool_max_idle_per_host(64)
@@ -386,5 +403,22 @@ mod tests {
         assert_eq!(c.base_url(), "http://127.0.0.1:6677");
         let c = Client::new("http://localhost:1/", None).unwrap();
         assert_eq!(c.base_url(), "http://localhost:1");
+    }
+
+    #[test]
+    fn bad_addresses_are_refused_with_the_fix() {
+        for (addr, why) in [
+            ("127.0.0.1:78210", "invalid port"),
+            ("127.0.0.1:6677/moss", "path"),
+            (":6677", "host"),
+        ] {
+            let e = Client::new(addr, None).unwrap_err().to_string();
+            assert!(
+                e.contains(addr)
+                    && e.contains(why)
+                    && e.contains("127.0.0.1:6677 (--addr or MOSS_ADDR)"),
+                "{addr}: {e}"
+            );
+        }
     }
 }
