@@ -22,7 +22,9 @@ fn mossd() -> &'static Path {
         let mossd = moss.with_file_name("mossd");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut build = Command::new(cargo);
-        build.args(["build", "-p", "moss-daemon", "--bin", "mossd"]);
+        // The workspace's feature set, the one `cargo build` and `cargo test` use: `-p
+        // moss-daemon` alone resolves other features and rebuilds half the dependencies.
+        build.args(["build", "--workspace", "--bins"]);
         if moss.components().any(|c| c.as_os_str() == "release") {
             build.arg("--release");
         }
