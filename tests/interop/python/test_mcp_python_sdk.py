@@ -47,6 +47,14 @@ CAPSULE_TOOLS = [
     "capsule_fetch_many",
     "capsule_update",
     "capsule_delete",
+    "capsule_search",
+    "capsule_compose",
+    "capsule_append",
+    "capsule_bulk_delete",
+    "capsule_bulk_update",
+    "capsule_purge",
+    "capsule_export",
+    "capsule_import",
 ]
 
 VALID_CAPSULE = (
@@ -179,6 +187,59 @@ async def test_store_then_fetch_by_workspace_and_name() -> None:
             assert capsule["capsule_text"] == VALID_CAPSULE, capsule
             # The text content mirrors the structured content.
             assert any(c.get("type") == "text" for c in fetched["content"]), fetched
+
+
+@pytest.mark.anyio
+async def test_search_then_compose_what_it_found() -> None:
+    workspace = f"/tmp/interop-python-{uuid.uuid4().hex[:8]}"
+    term = f"zephyr{uuid.uuid4().hex[:8]}"
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with mcp_session(_env("MOSS_TOKEN")) as (session, _init):
+            for name, decision in [("alpha", f"Use {term} for the cache."), ("beta", "None.")]:
+                text = VALID_CAPSULE.replace("## Decisions\nx", f"## Decisions\n{decision}")
+                stored = await _call(
+                    session,
+                    "capsule_store",
+                    {"capsule_text": text, "workspace": workspace, "name": name},
+                )
+                assert not stored.get("isError", False), stored
+
+            found = await _call(session, "capsule_search", {"query": term, "workspace": workspace})
+            assert not found.get("isError", False), found
+            page = found["structuredContent"]
+            assert [hit["name"] for hit in page["items"]] == ["alpha"], page
+            assert f"<b>{term}</b>" in page["items"][0]["snippet"], page
+
+            none = await _call(session, "capsule_search", {"query": "nosuchterm", "workspace": workspace})
+            assert not none.get("isError", False), none
+            assert none["structuredContent"]["items"] == [], none
+
+            composed = await _call(
+                session,
+                "capsule_compose",
+                {
+                    "items": [
+                        {"workspace": workspace, "name": "alpha"},
+                        {"workspace": workspace, "name": "beta"},
+                    ],
+                    "sections": ["Decisions"],
+                },
+            )
+            assert not composed.get("isError", False), composed
+            bundle = composed["structuredContent"]
+            assert bundle["parts_count"] == 2, bundle
+            text = bundle["bundle_text"]
+            assert term in text and "None." in text, text
+            assert text.index(term) < text.index("None."), "items keep their order"
+            assert "Next actions" not in text, "the sections filter keeps only Decisions"
+
+            missing = await _call(
+                session,
+                "capsule_compose",
+                {"items": [{"workspace": workspace, "name": "alpha"}, {"workspace": workspace, "name": "gone"}]},
+            )
+            assert missing.get("isError") is True, missing
+            assert missing["structuredContent"]["error"]["status"] == 404, missing
 
 
 @pytest.mark.anyio
