@@ -238,7 +238,8 @@ pub async fn start_detached(addr: &str, home: &Path) -> anyhow::Result<Health> {
         if Instant::now() >= deadline {
             break Err(match exited {
                 Some(status) => format!(
-                    "mossd exited ({status}) because another process holds the address or the                      database, and no Moss daemon answered there within {STARTUP_TIMEOUT:?}"
+                    "mossd exited ({status}) because another process holds the address or the \
+                     database, and no Moss daemon answered there within {STARTUP_TIMEOUT:?}"
                 ),
                 None => {
                     let _ = child.kill();

@@ -84,9 +84,12 @@ async fn tools_list_has_the_eight_tools_with_described_schemas() {
     }
     for tool in &tools {
         let name = tool["name"].as_str().unwrap();
+        let description = tool["description"].as_str().unwrap_or_default();
+        assert!(description.len() > 20, "{name} has no description");
         assert!(
-            tool["description"].as_str().is_some_and(|s| s.len() > 20),
-            "{name} has no description"
+            !description.contains("  "),
+            "{name}'s description has a run of spaces (a string continuation without `\\`?): \
+             {description}"
         );
         let schema = &tool["inputSchema"];
         assert_eq!(schema["type"], "object", "{name}: {schema}");

@@ -143,32 +143,32 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "capsule_search",
-        description: "Full-text search over capsule titles and texts (FTS5, BM25; title matches             weigh 5x). query (max 1000 chars): words, \"exact phrases\", prefix*, AND/OR/NOT.             Filters: workspace, tag, run_id, phase, role, include_deleted; limit default 20, max             100. Each hit has a ~300-char snippet with <b> highlights (the capsule's text is             HTML-escaped) and a fetch_key to load it with capsule_fetch. No match is an empty             items list. Invalid FTS5 syntax is 400 INVALID_REQUEST: quote punctuation.",
+        description: "Full-text search over capsule titles and texts (FTS5, BM25; title matches weigh 5x). query (max 1000 chars): words, \"exact phrases\", prefix*, AND/OR/NOT. Filters: workspace, tag, run_id, phase, role, include_deleted; limit default 20, max 100. Each hit has a ~300-char snippet with <b> highlights (the capsule's text is HTML-escaped) and a fetch_key to load it with capsule_fetch. No match is an empty items list. Invalid FTS5 syntax is 400 INVALID_REQUEST: quote punctuation.",
         schema: schema_of::<SearchRequest>,
     },
     ToolSpec {
         name: "capsule_compose",
-        description: "Assemble up to 50 capsules (each by id or workspace+name, in order) into             one bundle: markdown `## <title|name|id>` + text, parts separated by `---`, or             format \"json\" with parts. sections keeps only the named sections of each capsule             (e.g. [\"Decisions\",\"Open questions\"]). All-or-nothing: any missing capsule is             404 NOT_FOUND. Over capsule_max_chars is 413 COMPOSE_TOO_LARGE. store_as {name, …}             also stores the markdown bundle as a capsule (linted like capsule_store; not with             json).",
+        description: "Assemble up to 50 capsules (each by id or workspace+name, in order) into one bundle: markdown `## <title|name|id>` + text, parts separated by `---`, or format \"json\" with parts. sections keeps only the named sections of each capsule (e.g. [\"Decisions\",\"Open questions\"]). All-or-nothing: any missing capsule is 404 NOT_FOUND. Over capsule_max_chars is 413 COMPOSE_TOO_LARGE. store_as {name, …} also stores the markdown bundle as a capsule (linted like capsule_store; not with json).",
         schema: schema_of::<ComposeRequest>,
     },
     ToolSpec {
         name: "capsule_bulk_delete",
-        description: "Soft-delete every active capsule matching ALL given filters (workspace,             tag, name_prefix, run_id, phase, role). At least one non-empty filter is required             (400 INVALID_REQUEST otherwise). Returns the count; 0 matches is not an error.",
+        description: "Soft-delete every active capsule matching ALL given filters (workspace, tag, name_prefix, run_id, phase, role). At least one non-empty filter is required (400 INVALID_REQUEST otherwise). Returns the count; 0 matches is not an error.",
         schema: schema_of::<BulkDeleteRequest>,
     },
     ToolSpec {
         name: "capsule_bulk_update",
-        description: "Set phase, role or tags (set_phase, set_role, set_tags) on every active             capsule matching ALL given filters (workspace, tag, name_prefix, run_id, phase,             role). Needs at least one non-empty filter and one set_ field. \"\" clears phase or             role, [] clears tags; tags are replaced, not merged. Returns the count.",
+        description: "Set phase, role or tags (set_phase, set_role, set_tags) on every active capsule matching ALL given filters (workspace, tag, name_prefix, run_id, phase, role). Needs at least one non-empty filter and one set_ field. \"\" clears phase or role, [] clears tags; tags are replaced, not merged. Returns the count.",
         schema: schema_of::<BulkUpdateRequest>,
     },
     ToolSpec {
         name: "capsule_purge",
-        description: "Permanently delete soft-deleted capsules (all, or of one workspace, or             deleted at least older_than_days ago). Active capsules are never touched. Cannot be             undone.",
+        description: "Permanently delete soft-deleted capsules (all, or of one workspace, or deleted at least older_than_days ago). Active capsules are never touched. Cannot be undone.",
         schema: schema_of::<PurgeRequest>,
     },
     ToolSpec {
         name: "capsule_append",
-        description: "Add markdown under one section of an active capsule (by id or             workspace+name) without rewriting the rest, e.g. to log a review. section is the             header text as written (\"Design Reviews\" for `## Design Reviews`), matched             case-insensitively, no synonyms; a missing section is 400 INVALID_REQUEST listing             the available ones. A placeholder body ((pending), TBD, N/A, -, none) is replaced;             otherwise content goes after it with a blank line. 413 CAPSULE_TOO_LARGE if the             result exceeds capsule_max_chars.",
+        description: "Add markdown under one section of an active capsule (by id or workspace+name) without rewriting the rest, e.g. to log a review. section is the header text as written (\"Design Reviews\" for `## Design Reviews`), matched case-insensitively, no synonyms; a missing section is 400 INVALID_REQUEST listing the available ones. A placeholder body ((pending), TBD, N/A, -, none) is replaced; otherwise content goes after it with a blank line. 413 CAPSULE_TOO_LARGE if the result exceeds capsule_max_chars.",
         schema: schema_of::<AppendRequest>,
     },
     ToolSpec {
