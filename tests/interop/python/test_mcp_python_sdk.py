@@ -12,13 +12,13 @@ depend on the SDK's Python attribute spelling (camelCase in 1.x, snake_case in 2
 from __future__ import annotations
 
 import contextlib
-import os
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import pytest
+from conftest import STEP_TIMEOUT_S, VALID_CAPSULE, env, wire
 from mcp import ClientSession
 
 # The transport's name and calling convention changed across SDK releases: newer ones offer
@@ -57,34 +57,8 @@ CAPSULE_TOOLS = [
     "capsule_import",
 ]
 
-VALID_CAPSULE = (
-    "## Objective\nx\n## Current status\nx\n## Decisions\nx\n"
-    "## Next actions\nx\n## Key locations\nx\n## Open questions\nx\n"
-)
-
-# Each test is bounded, so a protocol hang fails fast instead of stalling CI.
-STEP_TIMEOUT_S = 30
-
-
-def _env(name: str) -> str:
-    value = os.environ.get(name, "").strip()
-    if not value:
-        pytest.fail(f"{name} is not set; run this through tests/interop/run-python.sh")
-    return value
-
-
 def _mcp_url() -> str:
-    return _env("MOSS_ADDR").rstrip("/") + "/mcp"
-
-
-def _wire(model: Any) -> dict[str, Any]:
-    """An SDK result as the JSON the server sent (camelCase keys)."""
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+    return env("MOSS_ADDR").rstrip("/") + "/mcp"
 
 
 @contextlib.asynccontextmanager
@@ -127,17 +101,17 @@ async def mcp_session(
         read_stream, write_stream = streams[0], streams[1]
         session = await stack.enter_async_context(ClientSession(read_stream, write_stream))
         init = await session.initialize()
-        yield session, _wire(init)
+        yield session, wire(init)
 
 
 async def _call(session: ClientSession, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    return _wire(await session.call_tool(tool, args))
+    return wire(await session.call_tool(tool, args))
 
 
 @pytest.mark.anyio
 async def test_initialize_reports_moss() -> None:
     with anyio.fail_after(STEP_TIMEOUT_S):
-        async with mcp_session(_env("MOSS_TOKEN")) as (_session, init):
+        async with mcp_session(env("MOSS_TOKEN")) as (_session, init):
             assert init["serverInfo"]["name"] == "moss", init
             assert init["protocolVersion"], init
             assert "tools" in init["capabilities"], init
@@ -146,8 +120,8 @@ async def test_initialize_reports_moss() -> None:
 @pytest.mark.anyio
 async def test_list_tools_has_capsule_tools_with_object_schemas() -> None:
     with anyio.fail_after(STEP_TIMEOUT_S):
-        async with mcp_session(_env("MOSS_TOKEN")) as (session, _init):
-            listed = _wire(await session.list_tools())
+        async with mcp_session(env("MOSS_TOKEN")) as (session, _init):
+            listed = wire(await session.list_tools())
     tools = {t["name"]: t for t in listed["tools"]}
     missing = [name for name in CAPSULE_TOOLS if name not in tools]
     assert not missing, f"tools/list lacks {missing}; it has {sorted(tools)}"
@@ -162,7 +136,7 @@ async def test_store_then_fetch_by_workspace_and_name() -> None:
     workspace = f"/tmp/interop-python-{uuid.uuid4().hex[:8]}"
     name = "handoff"
     with anyio.fail_after(STEP_TIMEOUT_S):
-        async with mcp_session(_env("MOSS_TOKEN")) as (session, _init):
+        async with mcp_session(env("MOSS_TOKEN")) as (session, _init):
             stored = await _call(
                 session,
                 "capsule_store",
@@ -194,7 +168,7 @@ async def test_search_then_compose_what_it_found() -> None:
     workspace = f"/tmp/interop-python-{uuid.uuid4().hex[:8]}"
     term = f"zephyr{uuid.uuid4().hex[:8]}"
     with anyio.fail_after(STEP_TIMEOUT_S):
-        async with mcp_session(_env("MOSS_TOKEN")) as (session, _init):
+        async with mcp_session(env("MOSS_TOKEN")) as (session, _init):
             for name, decision in [("alpha", f"Use {term} for the cache."), ("beta", "None.")]:
                 text = VALID_CAPSULE.replace("## Decisions\nx", f"## Decisions\n{decision}")
                 stored = await _call(
@@ -245,7 +219,7 @@ async def test_search_then_compose_what_it_found() -> None:
 @pytest.mark.anyio
 async def test_thin_capsule_is_a_tool_error() -> None:
     with anyio.fail_after(STEP_TIMEOUT_S):
-        async with mcp_session(_env("MOSS_TOKEN")) as (session, _init):
+        async with mcp_session(env("MOSS_TOKEN")) as (session, _init):
             result = await _call(
                 session,
                 "capsule_store",

@@ -21,59 +21,38 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import STEP_TIMEOUT_S, VALID_CAPSULE, env, wire
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 CAPSULE_TOOLS = ["capsule_store", "capsule_fetch", "capsule_list", "capsule_update"]
-VALID_CAPSULE = (
-    "## Objective\nx\n## Current status\nx\n## Decisions\nx\n"
-    "## Next actions\nx\n## Key locations\nx\n## Open questions\nx\n"
-)
-STEP_TIMEOUT_S = 30
-
-
-def _env(name: str) -> str:
-    value = os.environ.get(name, "").strip()
-    if not value:
-        pytest.fail(f"{name} is not set; run this through tests/interop/run-python.sh")
-    return value
-
-
-def _wire(model: Any) -> dict[str, Any]:
-    """An SDK result as the JSON the server sent (camelCase keys)."""
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def _server(token: str) -> StdioServerParameters:
-    env = {
-        "MOSS_ADDR": _env("MOSS_ADDR"),
+    child_env = {
+        "MOSS_ADDR": env("MOSS_ADDR"),
         "MOSS_TOKEN": token,
         "MOSS_NO_AUTOSTART": "1",
         "NO_COLOR": "1",
     }
     if os.environ.get("MOSS_HOME"):
-        env["MOSS_HOME"] = os.environ["MOSS_HOME"]
-    return StdioServerParameters(command=_env("MOSS_BIN"), args=["mcp"], env=env)
+        child_env["MOSS_HOME"] = os.environ["MOSS_HOME"]
+    return StdioServerParameters(command=env("MOSS_BIN"), args=["mcp"], env=child_env)
 
 
 @contextlib.asynccontextmanager
 async def bridge_session(token: str | None = None) -> AsyncIterator[tuple[ClientSession, dict[str, Any]]]:
     """An initialized SDK session through `moss mcp`, and the wire form of its InitializeResult."""
-    params = _server(token if token is not None else _env("MOSS_TOKEN"))
+    params = _server(token if token is not None else env("MOSS_TOKEN"))
     async with stdio_client(params) as streams:
         read_stream, write_stream = streams[0], streams[1]
         async with ClientSession(read_stream, write_stream) as session:
             init = await session.initialize()
-            yield session, _wire(init)
+            yield session, wire(init)
 
 
 async def _call(session: ClientSession, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    return _wire(await session.call_tool(tool, args))
+    return wire(await session.call_tool(tool, args))
 
 
 @pytest.mark.anyio
@@ -89,7 +68,7 @@ async def test_bridge_initializes_as_moss() -> None:
 async def test_bridge_lists_the_capsule_tools() -> None:
     with anyio.fail_after(STEP_TIMEOUT_S):
         async with bridge_session() as (session, _init):
-            listed = _wire(await session.list_tools())
+            listed = wire(await session.list_tools())
     names = {t["name"] for t in listed["tools"]}
     missing = [n for n in CAPSULE_TOOLS if n not in names]
     assert not missing, f"tools/list through the bridge lacks {missing}; it has {sorted(names)}"
