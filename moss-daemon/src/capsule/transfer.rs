@@ -21,14 +21,15 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use moss_client::{
-    ErrorCode, ExportRequest, ExportResponse, ImportMode, ImportRecordError, ImportRequest,
-    ImportResponse,
+    Capsule, ErrorCode, ExportRequest, ExportResponse, ImportMode, ImportRecordError,
+    ImportRequest, ImportResponse,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::paths::{CheckedPath, PathRules, open_for_import, sanitize_file_stem};
+use super::query::{FULL_COLS, capsule_from_row};
 use super::{Capsules, NewCapsule, Times, fields, insert_row};
 use crate::cancel::Cancel;
 use crate::error::{Error, Result};
@@ -76,6 +77,30 @@ struct ExportRecord {
     created_at: i64,
     updated_at: i64,
     deleted_at: Option<i64>,
+}
+
+impl From<Capsule> for ExportRecord {
+    fn from(c: Capsule) -> Self {
+        ExportRecord {
+            id: c.id,
+            workspace_raw: c.workspace,
+            workspace_norm: c.workspace_norm,
+            name_raw: c.name,
+            name_norm: c.name_norm,
+            title: c.title,
+            capsule_text: c.capsule_text.unwrap_or_default(),
+            capsule_chars: c.capsule_chars,
+            tokens_estimate: c.tokens_estimate,
+            tags: c.tags.unwrap_or_default(),
+            source: c.source,
+            run_id: c.run_id,
+            phase: c.phase,
+            role: c.role,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+            deleted_at: c.deleted_at,
+        }
+    }
 }
 
 /// One line of an import file as read. `*_norm`, `capsule_chars` and `tokens_estimate` are
@@ -375,38 +400,15 @@ fn write_export(
 
     // The primary key's index gives id order without sorting: rows stream in constant memory.
     let sql = format!(
-        "SELECT id, workspace_raw, workspace_norm, name_raw, name_norm, title, capsule_text,
-           capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role, created_at,
-           updated_at, deleted_at
-         FROM capsules INDEXED BY sqlite_autoindex_capsules_1 {filter} ORDER BY id"
+        "SELECT {FULL_COLS} FROM capsules INDEXED BY sqlite_autoindex_capsules_1 {filter} \
+         ORDER BY id"
     );
     let mut stmt = tx.prepare(&sql)?;
     let mut rows = stmt.query(rusqlite::params_from_iter(args.iter()))?;
     let mut count: i64 = 0;
     while let Some(row) = rows.next()? {
         cancel.check("export")?;
-        let tags_json: Option<String> = row.get(9)?;
-        let record = ExportRecord {
-            id: row.get(0)?,
-            workspace_raw: row.get(1)?,
-            workspace_norm: row.get(2)?,
-            name_raw: row.get(3)?,
-            name_norm: row.get(4)?,
-            title: row.get(5)?,
-            capsule_text: row.get(6)?,
-            capsule_chars: row.get(7)?,
-            tokens_estimate: row.get(8)?,
-            tags: tags_json
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or_default(),
-            source: row.get(10)?,
-            run_id: row.get(11)?,
-            phase: row.get(12)?,
-            role: row.get(13)?,
-            created_at: row.get(14)?,
-            updated_at: row.get(15)?,
-            deleted_at: row.get(16)?,
-        };
+        let record = ExportRecord::from(capsule_from_row(row)?);
         serde_json::to_writer(&mut out, &record)
             .map_err(|e| Error::internal("encoding an export record", e))?;
         out.write_all(b"\n").map_err(write_err)?;
