@@ -84,6 +84,18 @@ impl TestDaemon {
         McpSession::connect(&self.base, &self.token).await
     }
 
+    /// The capsule by id, deleted or not; `None` when it does not exist at all.
+    pub async fn fetch_any(&self, id: &str) -> Option<Value> {
+        let (s, c) = self
+            .call("GET", &format!("/capsules/{id}?include_deleted=true"), None)
+            .await;
+        match s {
+            200 => Some(c),
+            404 => None,
+            _ => panic!("fetch {id}: {s} {c}"),
+        }
+    }
+
     pub async fn stop(self) {
         self.daemon.shutdown().await.expect("clean shutdown");
     }

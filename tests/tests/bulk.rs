@@ -29,18 +29,6 @@ async fn post_ok(d: &TestDaemon, op: &str, body: Value) -> Value {
     resp
 }
 
-/// The capsule by id, deleted or not; `None` when it does not exist at all.
-async fn fetch_any(d: &TestDaemon, id: &str) -> Option<Value> {
-    let (s, c) = d
-        .call("GET", &format!("/capsules/{id}?include_deleted=true"), None)
-        .await;
-    match s {
-        200 => Some(c),
-        404 => None,
-        _ => panic!("fetch {id}: {s} {c}"),
-    }
-}
-
 async fn is_active(d: &TestDaemon, id: &str) -> bool {
     let (s, _) = d.call("GET", &format!("/capsules/{id}"), None).await;
     s == 200
@@ -245,7 +233,7 @@ async fn bulk_delete_touches_only_active_capsules() {
     let d = TestDaemon::start().await;
     let f = fixture(&d).await;
     delete(&d, &f.p_stale).await;
-    let deleted_at = fetch_any(&d, &f.p_stale).await.unwrap()["deleted_at"].clone();
+    let deleted_at = d.fetch_any(&f.p_stale).await.unwrap()["deleted_at"].clone();
     assert!(deleted_at.is_i64());
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let r = post_ok(&d, "bulk-delete", json!({"tag": "stale"})).await;
@@ -254,7 +242,7 @@ async fn bulk_delete_touches_only_active_capsules() {
         "the already-deleted one is not counted: {r}"
     );
     assert_eq!(
-        fetch_any(&d, &f.p_stale).await.unwrap()["deleted_at"],
+        d.fetch_any(&f.p_stale).await.unwrap()["deleted_at"],
         deleted_at,
         "an already-deleted capsule keeps its deletion time"
     );
@@ -275,7 +263,7 @@ async fn bulk_deleted_capsules_stay_readable_with_include_deleted() {
         .call("GET", &format!("/capsules/{}", f.o_stale), None)
         .await;
     expect_error(s, &b, "NOT_FOUND", 404);
-    let c = fetch_any(&d, &f.o_stale).await.expect("still there");
+    let c = d.fetch_any(&f.o_stale).await.expect("still there");
     assert_eq!(c["capsule_text"], capsule_text("bulk"));
     assert!(c["deleted_at"].is_i64(), "{c}");
     assert_eq!(
@@ -302,7 +290,7 @@ async fn bulk_update_needs_a_filter_and_a_set_field() {
         let (s, b) = post(&d, "bulk-update", body.clone()).await;
         expect_error(s, &b, "INVALID_REQUEST", 400);
     }
-    let c = fetch_any(&d, &f.p_stale).await.unwrap();
+    let c = d.fetch_any(&f.p_stale).await.unwrap();
     assert_eq!(c["phase"], "design", "nothing changed");
 }
 
@@ -322,9 +310,9 @@ async fn bulk_update_sets_fields_and_reports_it() {
                "message": "Updated 3 capsules matching workspace=\"project\"; set phase=\"archived\""})
     );
     for id in [&f.p_stale, &f.p_stale2, &f.p_fresh] {
-        assert_eq!(fetch_any(&d, id).await.unwrap()["phase"], "archived");
+        assert_eq!(d.fetch_any(id).await.unwrap()["phase"], "archived");
     }
-    assert_eq!(fetch_any(&d, &f.o_stale).await.unwrap()["phase"], "design");
+    assert_eq!(d.fetch_any(&f.o_stale).await.unwrap()["phase"], "design");
 
     // AND of filters; several set fields; the message names them all.
     let r = post_ok(
@@ -346,11 +334,11 @@ async fn bulk_update_sets_fields_and_reports_it() {
         assert!(m.contains(part), "{part:?} missing from {m:?}");
     }
     for id in [&f.p_stale, &f.p_stale2, &f.o_stale] {
-        let c = fetch_any(&d, id).await.unwrap();
+        let c = d.fetch_any(id).await.unwrap();
         assert_eq!(c["role"], "auditor");
         assert_eq!(c["tags"], json!(["old"]), "tags replaced, not merged: {c}");
     }
-    let c = fetch_any(&d, &f.p_fresh).await.unwrap();
+    let c = d.fetch_any(&f.p_fresh).await.unwrap();
     assert_eq!(c["role"], "reviewer");
     assert_eq!(c["tags"], json!(["fresh"]));
 
@@ -362,7 +350,7 @@ async fn bulk_update_sets_fields_and_reports_it() {
     )
     .await;
     assert_eq!(r["updated"], 1, "{r}");
-    assert_eq!(fetch_any(&d, &f.p_fresh).await.unwrap()["phase"], "done");
+    assert_eq!(d.fetch_any(&f.p_fresh).await.unwrap()["phase"], "done");
 }
 
 #[tokio::test]
@@ -377,7 +365,7 @@ async fn bulk_update_empty_values_clear_fields() {
     )
     .await;
     assert_eq!(r["updated"], 1, "{r}");
-    let c = fetch_any(&d, &f.o_stale).await.unwrap();
+    let c = d.fetch_any(&f.o_stale).await.unwrap();
     assert!(c.get("phase").is_none(), "phase cleared: {c}");
     assert!(c.get("role").is_none(), "role cleared: {c}");
     assert!(
@@ -389,7 +377,7 @@ async fn bulk_update_empty_values_clear_fields() {
     let r = post_ok(&d, "bulk-update", json!({"tag": "stale", "set_phase": "x"})).await;
     assert_eq!(r["updated"], 2, "{r}");
     assert!(
-        fetch_any(&d, &f.o_stale)
+        d.fetch_any(&f.o_stale)
             .await
             .unwrap()
             .get("phase")
@@ -402,8 +390,8 @@ async fn bulk_update_bumps_updated_at_and_skips_deleted_capsules() {
     let d = TestDaemon::start().await;
     let f = fixture(&d).await;
     delete(&d, &f.p_stale2).await;
-    let before = fetch_any(&d, &f.p_stale).await.unwrap();
-    let deleted_before = fetch_any(&d, &f.p_stale2).await.unwrap();
+    let before = d.fetch_any(&f.p_stale).await.unwrap();
+    let deleted_before = d.fetch_any(&f.p_stale2).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let r = post_ok(
         &d,
@@ -412,14 +400,14 @@ async fn bulk_update_bumps_updated_at_and_skips_deleted_capsules() {
     )
     .await;
     assert_eq!(r["updated"], 1, "the deleted one is not counted: {r}");
-    let after = fetch_any(&d, &f.p_stale).await.unwrap();
+    let after = d.fetch_any(&f.p_stale).await.unwrap();
     assert_eq!(after["phase"], "shipped");
     assert!(
         after["updated_at"].as_i64() > before["updated_at"].as_i64(),
         "{before} -> {after}"
     );
     assert_eq!(
-        fetch_any(&d, &f.p_stale2).await.unwrap(),
+        d.fetch_any(&f.p_stale2).await.unwrap(),
         deleted_before,
         "a deleted capsule is untouched"
     );
@@ -447,10 +435,10 @@ async fn purge_removes_only_soft_deleted_capsules_for_good() {
         json!({"purged": 2, "message": "Permanently deleted 2 capsules"})
     );
     assert!(
-        fetch_any(&d, &f.p_stale).await.is_none(),
+        d.fetch_any(&f.p_stale).await.is_none(),
         "gone even with include_deleted"
     );
-    assert!(fetch_any(&d, &f.o_stale).await.is_none());
+    assert!(d.fetch_any(&f.o_stale).await.is_none());
     assert!(is_active(&d, &f.p_stale2).await);
     assert!(is_active(&d, &f.p_fresh).await);
     // Not listed anywhere any more.
@@ -471,9 +459,9 @@ async fn purge_by_workspace() {
     delete(&d, &f.o_stale).await;
     let r = post_ok(&d, "purge", json!({"workspace": "Other"})).await;
     assert_eq!(r["purged"], 1, "{r}");
-    assert!(fetch_any(&d, &f.o_stale).await.is_none());
+    assert!(d.fetch_any(&f.o_stale).await.is_none());
     assert!(
-        fetch_any(&d, &f.p_stale).await.is_some(),
+        d.fetch_any(&f.p_stale).await.is_some(),
         "other workspace kept"
     );
 }
@@ -487,7 +475,7 @@ async fn purge_older_than_days() {
     // Deleted just now: not older than a year.
     let r = post_ok(&d, "purge", json!({"older_than_days": 365})).await;
     assert_eq!(r["purged"], 0, "{r}");
-    assert!(fetch_any(&d, &f.p_stale).await.is_some());
+    assert!(d.fetch_any(&f.p_stale).await.is_some());
     // Negative is refused.
     let (s, b) = post(&d, "purge", json!({"older_than_days": -1})).await;
     let e = expect_error(s, &b, "INVALID_REQUEST", 400);
@@ -497,11 +485,11 @@ async fn purge_older_than_days() {
     );
     let (s, b) = post(&d, "purge", json!({"older_than_days": "week"})).await;
     expect_error(s, &b, "INVALID_REQUEST", 400);
-    assert!(fetch_any(&d, &f.p_stale).await.is_some());
+    assert!(d.fetch_any(&f.p_stale).await.is_some());
     // 0 days: every deleted capsule.
     let r = post_ok(&d, "purge", json!({"older_than_days": 0})).await;
     assert_eq!(r["purged"], 2, "{r}");
-    assert!(fetch_any(&d, &f.p_fresh).await.is_none());
+    assert!(d.fetch_any(&f.p_fresh).await.is_none());
     assert!(is_active(&d, &f.o_stale).await);
 }
 
@@ -536,7 +524,7 @@ async fn bulk_tools_over_mcp() {
             .starts_with("Permanently deleted 1 capsule"),
         "{r}"
     );
-    assert!(fetch_any(&d, &f.o_stale).await.is_none());
+    assert!(d.fetch_any(&f.o_stale).await.is_none());
     for (tool, args) in [
         ("capsule_bulk_delete", json!({})),
         ("capsule_bulk_update", json!({"workspace": "project"})),

@@ -75,18 +75,6 @@ async fn delete(d: &TestDaemon, id: &str) {
         .unwrap();
 }
 
-/// The capsule by id, deleted or not; `None` when it does not exist.
-async fn fetch_any(d: &TestDaemon, id: &str) -> Option<Value> {
-    let (s, c) = d
-        .call("GET", &format!("/capsules/{id}?include_deleted=true"), None)
-        .await;
-    match s {
-        200 => Some(c),
-        404 => None,
-        _ => panic!("fetch {id}: {s} {c}"),
-    }
-}
-
 /// The active capsule named `name` in `workspace`.
 async fn by_name(d: &TestDaemon, workspace: &str, name: &str) -> Option<Value> {
     let (s, c) = d
@@ -281,7 +269,7 @@ async fn export_import_export_is_byte_identical_apart_from_the_header() {
 
     // Imported capsules are fully usable: fetch by name, search, deleted stay deleted.
     let some = &records[10];
-    let c = fetch_any(&b, some["id"].as_str().unwrap()).await.unwrap();
+    let c = b.fetch_any(some["id"].as_str().unwrap()).await.unwrap();
     assert_eq!(c["capsule_text"], some["capsule_text"]);
     assert_eq!(c["deleted_at"], some["deleted_at"]);
     let named = records
@@ -376,9 +364,9 @@ async fn import_case(w: &World, rec: Value, mode: &str) -> (u16, Value) {
 
 /// After a refused import: nothing was written, not even the record before the collision.
 async fn assert_untouched(w: &World) {
-    assert!(fetch_any(&w.d, "01PRE").await.is_none(), "all or nothing");
+    assert!(w.d.fetch_any("01PRE").await.is_none(), "all or nothing");
     assert_eq!(count_all(&w.d).await, 3);
-    let x = fetch_any(&w.d, &w.x).await.unwrap();
+    let x = w.d.fetch_any(&w.x).await.unwrap();
     assert_eq!(x["name"], "auth");
     assert!(x["capsule_text"].as_str().unwrap().contains("\nx\n"));
 }
@@ -441,8 +429,8 @@ async fn collision_matrix_error_mode_is_atomic() {
         let (s, b) = import_case(&w, rec, "error").await;
         assert_eq!(s, 200, "{b}");
         assert_eq!(counts(&b), (2, 0, 0));
-        assert!(fetch_any(&w.d, "01R").await.is_some());
-        assert!(fetch_any(&w.d, &w.z).await.is_some(), "Z is untouched");
+        assert!(w.d.fetch_any("01R").await.is_some());
+        assert!(w.d.fetch_any(&w.z).await.is_some(), "Z is untouched");
     }
 }
 
@@ -453,7 +441,7 @@ async fn collision_matrix_replace_mode_overwrites_in_place() {
     let (s, b) = import_case(&w, record(&w.x, "renamed", "new text"), "replace").await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(counts(&b), (2, 1, 0));
-    let x = fetch_any(&w.d, &w.x).await.unwrap();
+    let x = w.d.fetch_any(&w.x).await.unwrap();
     assert_eq!(
         (
             &x["name"],
@@ -477,7 +465,7 @@ async fn collision_matrix_replace_mode_overwrites_in_place() {
     let (s, b) = import_case(&w, record("01R", "Auth", "by name"), "replace").await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(counts(&b), (2, 1, 0));
-    assert!(fetch_any(&w.d, "01R").await.is_none());
+    assert!(w.d.fetch_any("01R").await.is_none());
     let x = by_name(&w.d, "w", "auth").await.unwrap();
     assert_eq!(
         (&x["id"], &x["capsule_text"]),
@@ -489,7 +477,7 @@ async fn collision_matrix_replace_mode_overwrites_in_place() {
     let (s, b) = import_case(&w, record(&w.x, "auth", "same"), "replace").await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(counts(&b), (2, 1, 0));
-    assert_eq!(fetch_any(&w.d, &w.x).await.unwrap()["capsule_text"], "same");
+    assert_eq!(w.d.fetch_any(&w.x).await.unwrap()["capsule_text"], "same");
 
     // Ambiguous: id matches X, name matches Y.
     let w = world().await;
@@ -504,7 +492,7 @@ async fn collision_matrix_replace_mode_overwrites_in_place() {
     let (s, b) = import_case(&w, record(&w.z, "old", "back"), "replace").await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(counts(&b), (2, 1, 0));
-    let z = fetch_any(&w.d, &w.z).await.unwrap();
+    let z = w.d.fetch_any(&w.z).await.unwrap();
     assert_eq!(
         (&z["deleted_at"], &z["capsule_text"]),
         (&Value::Null, &json!("back"))
@@ -515,7 +503,7 @@ async fn collision_matrix_replace_mode_overwrites_in_place() {
     let (s, b) = import_case(&w, record("01NEW", "new", "n"), "replace").await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(counts(&b), (2, 0, 0));
-    assert!(fetch_any(&w.d, "01NEW").await.is_some());
+    assert!(w.d.fetch_any("01NEW").await.is_some());
 }
 
 #[tokio::test]
@@ -525,7 +513,7 @@ async fn collision_matrix_rename_mode_imports_alongside() {
     let (s, b) = import_case(&w, record("01R", "auth", "r"), "rename").await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(counts(&b), (2, 0, 1));
-    let r = fetch_any(&w.d, "01R").await.unwrap();
+    let r = w.d.fetch_any("01R").await.unwrap();
     assert_eq!(
         (&r["name"], &r["name_norm"]),
         (&json!("auth-1"), &json!("auth-1"))
@@ -549,7 +537,7 @@ async fn collision_matrix_rename_mode_imports_alongside() {
     let b = import_ok(&w.d, json!({"path": "case.jsonl", "mode": "rename"})).await;
     assert_eq!(counts(&b), (3, 0, 3));
     for (id, name) in [("01A", "auth-1"), ("01B", "auth-2"), ("01C", "auth-1-1")] {
-        assert_eq!(fetch_any(&w.d, id).await.unwrap()["name"], name, "{id}");
+        assert_eq!(w.d.fetch_any(id).await.unwrap()["name"], name, "{id}");
     }
 
     // Id collision: a new id, X untouched.
@@ -561,7 +549,7 @@ async fn collision_matrix_rename_mode_imports_alongside() {
     assert_ne!(o["id"], json!(w.x));
     assert_eq!(o["capsule_text"], "o");
     assert!(
-        fetch_any(&w.d, &w.x).await.unwrap()["capsule_text"]
+        w.d.fetch_any(&w.x).await.unwrap()["capsule_text"]
             .as_str()
             .unwrap()
             .contains("\nx\n")
@@ -632,7 +620,7 @@ async fn a_bad_line_fails_the_whole_import_naming_line_and_field() {
     let (s, b) = import(&d, json!({"path": "bad.jsonl"})).await;
     let e = expect_error(s, &b, "INVALID_RECORD", 400);
     assert_eq!(e["details"]["line"], 2, "{e}");
-    assert!(fetch_any(&d, "01Y").await.is_none());
+    assert!(d.fetch_any("01Y").await.is_none());
 
     // A newer major schema version is refused up front.
     write_jsonl(
@@ -699,7 +687,7 @@ async fn oversized_files_and_lines_are_refused() {
     let (s, b) = import(&d, json!({"path": "big.jsonl"})).await;
     let e = expect_error(s, &b, "INVALID_RECORD", 400);
     assert_eq!(e["details"]["line"], 2, "{e}");
-    assert!(fetch_any(&d, "01A").await.is_none(), "all or nothing");
+    assert!(d.fetch_any("01A").await.is_none(), "all or nothing");
 
     // The default cap is 25 MB.
     assert_eq!(
