@@ -592,6 +592,46 @@ fn colour_on_a_terminal_unless_no_color() {
     assert!(!plain.contains('\x1b'), "NO_COLOR set: {plain:?}");
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn a_long_import_draws_its_progress_on_a_terminal() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let exports = env.home().join("exports");
+    std::fs::create_dir_all(&exports).unwrap();
+    std::fs::set_permissions(&exports, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // Enough records (about 7.5 MB) that the import outlasts a few of the CLI's 250 ms polls.
+    let body = "x".repeat(900);
+    let mut file =
+        String::from("{\"_moss_export\":true,\"schema_version\":\"1.0\",\"exported_at\":0}\n");
+    for i in 0..8_000 {
+        let record = serde_json::json!({
+            "id": format!("01PROGRESS{i:016}"),
+            "workspace_raw": "progress",
+            "name_raw": format!("c{i}"),
+            "capsule_text": format!("{body} {i}"),
+            "created_at": 1,
+            "updated_at": 1,
+        });
+        file.push_str(&record.to_string());
+        file.push('\n');
+    }
+    std::fs::write(exports.join("big.jsonl"), file).unwrap();
+    let shown = on_a_terminal(&env, "import --path big.jsonl", true);
+    assert!(
+        shown.contains("checking: ") || shown.contains("importing: "),
+        "a progress line on the terminal: {shown:?}"
+    );
+    assert!(
+        shown.contains("%)"),
+        "done/total with a percentage: {shown:?}"
+    );
+    assert!(
+        shown.contains("\"imported\": 8000"),
+        "then the result: {shown:?}"
+    );
+}
+
 #[test]
 fn the_stdio_bridge_starts_the_daemon_it_forwards_to() {
     use std::io::Write;
