@@ -69,8 +69,13 @@ impl Store {
             conn.query_row("SELECT coalesce(max(seq), 0) FROM capsules", [], |r| {
                 r.get(0)
             })?;
-        let checkpointer = checkpointer::Checkpointer::spawn(path)?;
-        let (indexer, hooks) = fts::Indexer::spawn(path)?;
+        let wal_restart = Arc::new(checkpointer::WalRestart::default());
+        let checkpointer = checkpointer::Checkpointer::spawn(path, wal_restart.clone())?;
+        let (indexer, index_hooks) = fts::Indexer::spawn(path)?;
+        let hooks = WriterHooks {
+            index: index_hooks,
+            wal_restart,
+        };
         let readers = ReadPool::open(
             path,
             &fts::index_path(path),
@@ -138,6 +143,27 @@ fn restrict_mode(path: &Path) {
         && let Err(e) = crate::home::set_mode(path, 0o600)
     {
         tracing::warn!("{e:#}");
+    }
+}
+
+/// What the writer does around its batches: feed the full-text indexer, and start the WAL over
+/// when the checkpointer asks.
+struct WriterHooks {
+    index: fts::IndexHooks,
+    wal_restart: Arc<checkpointer::WalRestart>,
+}
+
+impl writer::BatchHooks for WriterHooks {
+    fn before_commit(&self, conn: &Connection) -> rusqlite::Result<()> {
+        self.index.before_commit(conn)
+    }
+
+    fn after_commit(&self) {
+        self.index.after_commit();
+    }
+
+    fn after_replies(&self, conn: &Connection) {
+        self.wal_restart.run_if_wanted(conn);
     }
 }
 

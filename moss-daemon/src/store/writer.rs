@@ -30,6 +30,10 @@ pub trait BatchHooks: Send + 'static {
 
     /// Runs after a successful COMMIT.
     fn after_commit(&self) {}
+
+    /// Runs after the batch's replies are sent, outside any transaction: housekeeping that must
+    /// run on the writer's connection without delaying the batch it follows.
+    fn after_replies(&self, _conn: &Connection) {}
 }
 
 impl BatchHooks for () {}
@@ -208,6 +212,7 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>, hooks: &impl BatchHooks
     for reply in replies {
         reply(commit.clone());
     }
+    hooks.after_replies(conn);
 }
 
 /// Runs a transaction-control statement from the statement cache (no re-parsing per job).
