@@ -18,6 +18,7 @@ pub mod error;
 pub mod guard;
 pub mod home;
 pub mod mcp;
+pub mod memory;
 pub mod progress;
 pub mod server;
 pub mod shutdown;

@@ -27,7 +27,6 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    cap_malloc_arenas();
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env("MOSS_LOG")
@@ -44,24 +43,6 @@ fn main() -> std::process::ExitCode {
         }
     }
 }
-
-/// glibc's malloc gives each thread that allocates under contention its own arena (up to eight
-/// per core) and rarely returns their pages. The daemon's request threads and up to 16 blocking
-/// reader threads each grew one: after a burst of concurrent requests resident memory stayed
-/// ~12 MB higher than with two arenas, for no measurable gain in throughput.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)]
-fn cap_malloc_arenas() {
-    // SAFETY: mallopt only sets an allocator parameter; it is called first thing in main, before
-    // any other thread exists, with a documented option and a valid value. No safe wrapper exists
-    // (std, rustix and nix do not expose mallopt).
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn cap_malloc_arenas() {}
 
 fn run() -> anyhow::Result<()> {
     let args = Args::parse();

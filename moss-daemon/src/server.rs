@@ -179,6 +179,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     });
     let app = app(state, guard, shutdown.token().child_token());
     let stop = shutdown.clone();
+    let trim = crate::memory::spawn_trim_when_idle();
     let task = tokio::spawn(async move {
         let serve = axum::serve(listener, app.into_make_service())
             .with_graceful_shutdown(stop.token().cancelled_owned());
@@ -192,6 +193,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
                 "in-flight requests did not finish within {DRAIN_CAP:?}; closing anyway"
             ),
         }
+        trim.abort();
         store.writer.close().await;
         tokio::task::spawn_blocking(move || store_threads.join()).await?;
         drop(store);
