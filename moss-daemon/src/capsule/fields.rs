@@ -213,10 +213,29 @@ pub fn check_sections(text: &str, allow_thin: bool) -> Result<()> {
     .with_details(json!({ "missing": missing })))
 }
 
-/// Seed 000 §9: ceil(words × 1.3).
+/// Seed 000 §9: ceil(words × 1.3), words being what `str::split_whitespace` yields.
 pub fn tokens_estimate(text: &str) -> i64 {
-    let words = text.split_whitespace().count() as f64;
-    (words * 1.3).ceil() as i64
+    (word_count(text) as f64 * 1.3).ceil() as i64
+}
+
+/// `text.split_whitespace().count()`. Most capsules are ASCII, and for those a byte loop does
+/// the same count several times faster than decoding every character (this ran on every store
+/// and was a tenth of the request threads' time under `moss bench`).
+fn word_count(text: &str) -> usize {
+    if !text.is_ascii() {
+        return text.split_whitespace().count();
+    }
+    // The ASCII characters `char::is_whitespace` accepts (unlike `u8::is_ascii_whitespace`, it
+    // includes the vertical tab).
+    let space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r');
+    let mut words = 0;
+    let mut in_word = false;
+    for &b in text.as_bytes() {
+        let word = !space(b);
+        words += usize::from(word && !in_word);
+        in_word = word;
+    }
+    words
 }
 
 /// Page bounds: `limit` 0/absent means the default, above `max` is clamped; negatives are errors.
@@ -284,6 +303,23 @@ mod tests {
     #[test]
     fn size_and_tokens() {
         assert_eq!(tokens_estimate("one two three"), 4);
+        for text in [
+            "",
+            " ",
+            "one",
+            "  one  two\tthree\nfour\r\nfive\x0bsix\x0cseven ",
+            "a\u{a0}b",
+            "a\u{3000}b c\u{2028}d",
+            "café au lait",
+            "\u{85}x",
+            "x\x1fy",
+        ] {
+            assert_eq!(
+                word_count(text),
+                text.split_whitespace().count(),
+                "{text:?}"
+            );
+        }
         assert_eq!(tokens_estimate(""), 0);
         let e = check_size("ééé", 2).unwrap_err();
         assert_eq!(e.code(), ErrorCode::CapsuleTooLarge);
