@@ -62,6 +62,10 @@ struct Report {
     health: OpReport,
     store_health_ratio: f64,
     fetch_health_ratio: f64,
+    /// Seconds the full-text index took, after the store phase, to hold every stored capsule
+    /// (absent against a daemon that does not report its index).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index_catch_up_s: Option<f64>,
 }
 
 impl OpReport {
@@ -253,6 +257,10 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
     })
     .await;
 
+    // The indexer yields the CPU to requests, so it may still be catching up: wait for it, so
+    // that the next phases measure a quiet daemon, and report how long it took.
+    let index_catch_up_s = index_catch_up(client).await?;
+
     let stored = Arc::new(stored);
     let (c, ws) = (client.clone(), workspace.clone());
     let (fetch, _) = phase(args.clients, duration, move |client_no, _, rng| {
@@ -297,6 +305,7 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
         store,
         fetch,
         health,
+        index_catch_up_s,
     };
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
@@ -332,6 +341,35 @@ fn print_table(r: &Report) {
         "store/health {:.3}   fetch/health {:.3}   (workspace {})",
         r.store_health_ratio, r.fetch_health_ratio, r.workspace
     );
+    match r.index_catch_up_s {
+        Some(s) => println!(
+            "full-text index caught up {s:.1} s after the store phase (the fetch phase waited for it)"
+        ),
+        None => println!("the daemon does not report its full-text index (older than this moss)"),
+    }
+}
+
+/// Waits until the daemon's full-text index holds every write; returns how long that took, or
+/// `None` if the daemon does not report its index.
+async fn index_catch_up(client: &Client) -> anyhow::Result<Option<f64>> {
+    const BOUND: Duration = Duration::from_secs(300);
+    let start = Instant::now();
+    loop {
+        let Some(behind) = client.status().await?.index_behind else {
+            return Ok(None);
+        };
+        if behind == 0 {
+            return Ok(Some(start.elapsed().as_secs_f64()));
+        }
+        if start.elapsed() > BOUND {
+            anyhow::bail!(
+                "the daemon's full-text index is still {behind} changes behind {} s after the \
+                 store phase; see ~/.moss/mossd.log",
+                BOUND.as_secs()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 #[cfg(test)]

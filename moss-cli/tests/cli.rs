@@ -390,6 +390,10 @@ async fn bench_reports_figures_as_json() {
         assert!(r[op]["p99_ms"].as_f64().unwrap() >= r[op]["p50_ms"].as_f64().unwrap());
     }
     assert!(r["store_health_ratio"].as_f64().unwrap() > 0.0);
+    // The fetch phase started only once the full-text index held every stored capsule.
+    assert!(r["index_catch_up_s"].as_f64().unwrap() >= 0.0, "{r}");
+    let status = json(&moss(&d, &["daemon", "status"], None).await);
+    assert_eq!(status["index_behind"], 0, "{status}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -20,6 +20,12 @@ pub struct DaemonStatus {
     pub started_at: i64,
     /// Seconds since it started.
     pub uptime_seconds: u64,
+    /// Text changes committed but not yet in the full-text index. The indexer runs at the lowest
+    /// CPU priority, so after a burst of writes it catches up once requests leave it room; a
+    /// search waits for the changes committed before it, at most 5 s. Absent from daemons older
+    /// than this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_behind: Option<i64>,
 }
 
 /// `POST /shutdown`: the daemon has begun a graceful shutdown.

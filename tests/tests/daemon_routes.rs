@@ -31,6 +31,45 @@ async fn status_reports_address_version_pid_database_and_uptime() {
         s.started_at
     );
     assert!(s.uptime_seconds < 60, "{}", s.uptime_seconds);
+    assert_eq!(s.index_behind, Some(0), "nothing written, nothing to index");
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_follows_the_full_text_index_until_it_has_every_write() {
+    let d = TestDaemon::start().await;
+    for i in 0..200 {
+        d.client
+            .store(&StoreRequest {
+                capsule_text: capsule_text(&format!("lag{i}")),
+                name: Some(format!("lag-{i}")),
+                ..Default::default()
+            })
+            .await
+            .expect("store");
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let behind = d
+            .client
+            .status()
+            .await
+            .expect("status")
+            .index_behind
+            .expect("the daemon reports its index");
+        assert!(
+            (0..=200).contains(&behind),
+            "{behind} behind after 200 writes"
+        );
+        if behind == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the index is still {behind} behind"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     d.stop().await;
 }
 

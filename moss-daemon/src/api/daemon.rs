@@ -29,7 +29,7 @@ pub struct DaemonInfo {
     tag = "daemon",
     operation_id = "status",
     responses(
-        (status = 200, description = "Address, version, pid, database and uptime", body = DaemonStatus),
+        (status = 200, description = "Address, version, pid, database, uptime and full-text index lag", body = DaemonStatus),
         (status = "4XX", description = "Error envelope", body = ErrorEnvelope)
     )
 )]
@@ -43,6 +43,7 @@ pub async fn status(State(s): State<AppState>) -> Json<DaemonStatus> {
         db_path: d.db_path.display().to_string(),
         started_at: d.started_at,
         uptime_seconds: d.started.elapsed().as_secs(),
+        index_behind: Some(s.capsules.index_behind()),
     })
 }
 

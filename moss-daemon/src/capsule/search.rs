@@ -31,6 +31,11 @@ const CLOSE: char = '\u{E001}';
 const ELLIPSIS: &str = "…";
 
 impl Capsules {
+    /// Text changes committed but not yet applied to the full-text index.
+    pub fn index_behind(&self) -> i64 {
+        (self.store.index_queued() - self.store.index_watermark()).max(0)
+    }
+
     /// `capsule_search`.
     pub async fn search(&self, req: SearchRequest) -> Result<SearchPage> {
         let query = req.query.trim().to_string();
