@@ -237,8 +237,8 @@ fn run(
 /// being answered go first and the index catches up when the burst ends (searches wait for it, up
 /// to their bound). On Linux the thread runs under SCHED_IDLE: a waking request thread preempts
 /// it at once, where a thread at nice 19 could still finish its time slice first (under
-/// `moss bench`, 5,900-6,000 stores/s against 5,000-5,500 at nice 19 and 4,400-4,900 at
-/// nice 10). If the kernel refuses SCHED_IDLE, nice 19. Elsewhere the thread keeps the default.
+/// `moss bench`, with malloc then capped at two arenas, 5,900-6,000 stores/s against
+/// 5,000-5,500 at nice 19 and 4,400-4,900 at nice 10). If the kernel refuses SCHED_IDLE, nice 19. Elsewhere the thread keeps the default.
 fn background_priority() {
     #[cfg(target_os = "linux")]
     {
