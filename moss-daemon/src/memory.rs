@@ -25,7 +25,7 @@ pub fn note_request() {
     REQUESTS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Watches the request count; after a burst, once no request has come for [`QUIET`], returns
+/// Watches the request count; after a burst, once no request has come for `QUIET`, returns
 /// freed heap memory to the system (once per burst). Runs until the runtime stops.
 pub fn spawn_trim_when_idle() -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {

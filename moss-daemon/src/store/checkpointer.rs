@@ -16,12 +16,12 @@
 //! TRUNCATE) from this thread would make that moment, but it holds off every write while it
 //! copies and fsyncs, which showed as 20-180 ms stalls.
 //!
-//! So the two threads share the work. Once the WAL is past [`RESTART_FRAMES`], this thread keeps
-//! copying until a passive round ends within [`CATCH_UP_FRAMES`] of the end, then raises
+//! So the two threads share the work. Once the WAL is past `RESTART_FRAMES`, this thread keeps
+//! copying until a passive round ends within `CATCH_UP_FRAMES` of the end, then raises
 //! [`WalRestart`]'s flag. The writer sees it after its next batch's replies are sent and runs a
 //! passive checkpoint itself: no write can land meanwhile, so it copies the short remainder
 //! and leaves nothing behind, and its next transaction starts the WAL over. The file then stays
-//! about [`RESTART_FRAMES`] long and its pages are rewritten in place.
+//! about `RESTART_FRAMES` long and its pages are rewritten in place.
 
 use std::fs::File;
 use std::path::Path;
@@ -77,10 +77,10 @@ fn passive(conn: &Connection) -> rusqlite::Result<(bool, i64, i64)> {
     })
 }
 
-/// One round: copy what can be copied without blocking. Past [`RESTART_FRAMES`], keep copying,
+/// One round: copy what can be copied without blocking. Past `RESTART_FRAMES`, keep copying,
 /// round after round, until a round has little left to copy (so little was written while it
 /// ran), flush the copied pages to disk, and hand the rest to the writer; past
-/// [`TRUNCATE_FRAMES`], truncate.
+/// `TRUNCATE_FRAMES`, truncate.
 ///
 /// The flush matters: SQLite fsyncs the database file only in a checkpoint that reaches the WAL's
 /// end, which under continuous writes is the writer's. Left to it, the writer would fsync every
