@@ -238,7 +238,8 @@ fn run(
 /// to their bound). On Linux the thread runs under SCHED_IDLE: a waking request thread preempts
 /// it at once, where a thread at nice 19 could still finish its time slice first (under
 /// `moss bench`, with malloc then capped at two arenas, 5,900-6,000 stores/s against
-/// 5,000-5,500 at nice 19 and 4,400-4,900 at nice 10). If the kernel refuses SCHED_IDLE, nice 19. Elsewhere the thread keeps the default.
+/// 5,000-5,500 at nice 19 and 4,400-4,900 at nice 10). If the kernel refuses SCHED_IDLE, nice 19.
+/// Elsewhere the thread keeps the default.
 fn background_priority() {
     #[cfg(target_os = "linux")]
     {
@@ -262,9 +263,9 @@ fn background_priority() {
 
 /// One indexing transaction. Returns the new watermark and whether more is queued.
 ///
-/// The read of the main database must not span the index writes: a checkpoint that truncates
-/// the main WAL waits for every reader to reach the newest snapshot and blocks new writes while
-/// it waits, so a long read here stalled stores.
+/// The read of the main database must not span the index writes: the WAL can start over only
+/// when no reader holds an old snapshot (see `store::checkpointer`), and the blocking truncation
+/// kept for a WAL that grows anyway stalls new writes while it waits for readers.
 pub fn pass(main: &Connection, fts: &mut Connection) -> rusqlite::Result<(i64, bool)> {
     let tx = fts.transaction()?;
     let outcome = match applied_seq(&tx)? {
