@@ -16,6 +16,8 @@ use std::time::Duration;
 
 /// Requests seen, counted by the guard.
 static REQUESTS: AtomicU64 = AtomicU64::new(0);
+/// Times freed memory was handed back.
+static RELEASES: AtomicU64 = AtomicU64::new(0);
 
 /// How long requests must stop before freed memory is handed back.
 const QUIET: Duration = Duration::from_secs(1);
@@ -42,6 +44,7 @@ pub fn spawn_trim_when_idle() -> tokio::task::JoinHandle<()> {
             } else if busy {
                 busy = false;
                 let _ = tokio::task::spawn_blocking(release_free_memory).await;
+                RELEASES.fetch_add(1, Ordering::Relaxed);
             }
         }
     })
@@ -61,3 +64,32 @@ pub fn release_free_memory() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn release_free_memory() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn freed_memory_is_handed_back_once_requests_stop() {
+        let trim = spawn_trim_when_idle();
+        let before = RELEASES.load(Ordering::Relaxed);
+        // A burst: requests during the first tick, then none.
+        for _ in 0..10 {
+            note_request();
+            tokio::time::sleep(QUIET / 5).await;
+        }
+        let deadline = std::time::Instant::now() + 10 * QUIET;
+        while RELEASES.load(Ordering::Relaxed) == before {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no release after the burst"
+            );
+            tokio::time::sleep(QUIET / 10).await;
+        }
+        // Quiet since: no further release.
+        let after = RELEASES.load(Ordering::Relaxed);
+        tokio::time::sleep(2 * QUIET).await;
+        assert_eq!(RELEASES.load(Ordering::Relaxed), after);
+        trim.abort();
+    }
+}
