@@ -352,6 +352,35 @@ mod tests {
         threads.join();
     }
 
+    /// Closing the store stops the indexer only once it holds the writer's last commits.
+    #[tokio::test]
+    async fn the_indexer_catches_up_before_it_stops() {
+        let (store, threads, dir) = open(Durability::Normal);
+        for i in 0..20 {
+            let sql = format!(
+                "INSERT INTO capsules(id, workspace_raw, workspace_norm, capsule_text,
+                   capsule_chars, tokens_estimate, created_at, updated_at, seq)
+                 VALUES ('c{i}', 'w', 'w', 'closing{i}', 9, 1, 1, 1, {i})"
+            );
+            store
+                .writer
+                .run(move |c| Ok(c.execute_batch(&sql)?))
+                .await
+                .unwrap();
+        }
+        store.writer.close().await;
+        threads.join();
+        let fts = Connection::open(fts::index_path(&dir.path().join("moss.db"))).unwrap();
+        let indexed: i64 = fts
+            .query_row(
+                "SELECT count(*) FROM capsules_fts WHERE capsules_fts MATCH 'closing19'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(indexed, 1, "the last write is in the index");
+    }
+
     #[tokio::test]
     async fn readers_cannot_write() {
         let (store, threads, _dir) = open(Durability::Normal);
