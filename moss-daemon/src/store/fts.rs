@@ -130,7 +130,7 @@ impl Drop for IndexHooks {
 /// moment (a channel's list of waiters is one) would stall the writer, between a commit and its
 /// replies, until the indexer next got a CPU: under a burst of writes that saturates the CPUs,
 /// that can be many milliseconds. Setting an atomic and unparking a thread waits on no one.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Wake {
     /// A commit since the indexer last looked at the queue.
     pending: AtomicBool,

@@ -369,7 +369,15 @@ mod tests {
                 .unwrap();
         }
         store.writer.close().await;
-        threads.join();
+        // Joined on a thread of its own, with a bound, so that an indexer that never hears the
+        // writer stop fails this test instead of hanging it.
+        let (joined, done) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            threads.join();
+            let _ = joined.send(());
+        });
+        done.recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the store's threads stopped");
         let fts = Connection::open(fts::index_path(&dir.path().join("moss.db"))).unwrap();
         let indexed: i64 = fts
             .query_row(
