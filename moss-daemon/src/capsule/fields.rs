@@ -218,24 +218,36 @@ pub fn tokens_estimate(text: &str) -> i64 {
     (word_count(text) as f64 * 1.3).ceil() as i64
 }
 
-/// `text.split_whitespace().count()`. Most capsules are ASCII, and for those a byte loop does
-/// the same count several times faster than decoding every character (this ran on every store
-/// and was a tenth of the request threads' time under `moss bench`).
+/// `text.split_whitespace().count()`. Most capsules are ASCII, and for those counting the
+/// starts of words (a non-space byte after a space byte, or first) over the bytes gives the
+/// same count without decoding characters. The counts are kept in byte counters summed 255
+/// pairs at a time so that the loop compiles to vector instructions: 0.35-0.55 µs for a 2 KB
+/// capsule, against 4-6 µs for a byte-at-a-time loop and more for `split_whitespace` (this
+/// runs on every store).
 fn word_count(text: &str) -> usize {
     if !text.is_ascii() {
         return text.split_whitespace().count();
     }
-    // The ASCII characters `char::is_whitespace` accepts (unlike `u8::is_ascii_whitespace`, it
-    // includes the vertical tab).
-    let space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r');
-    let mut words = 0;
-    let mut in_word = false;
-    for &b in text.as_bytes() {
-        let word = !space(b);
-        words += usize::from(word && !in_word);
-        in_word = word;
-    }
-    words
+    // The ASCII characters `char::is_whitespace` accepts: space, and \t \n VT FF \r (9 to 13).
+    // Unlike `u8::is_ascii_whitespace`, it includes the vertical tab.
+    let space = |b: u8| (b == b' ') | (b.wrapping_sub(b'\t') < 5);
+    let bytes = text.as_bytes();
+    let first = usize::from(bytes.first().is_some_and(|&b| !space(b)));
+    let next = bytes.get(1..).unwrap_or_default();
+    // Chunk k of `next` is chunk k of `bytes` shifted by one: each pair is a byte and the one
+    // after it (the last byte, which has none, is left out by the zips).
+    first
+        + bytes
+            .chunks(255)
+            .zip(next.chunks(255))
+            .map(|(prev, cur)| {
+                let starts = prev
+                    .iter()
+                    .zip(cur)
+                    .fold(0u8, |n, (&p, &c)| n + u8::from(space(p) & !space(c)));
+                usize::from(starts)
+            })
+            .sum::<usize>()
 }
 
 /// Page bounds: `limit` 0/absent means the default, above `max` is clamped; negatives are errors.
@@ -319,6 +331,20 @@ mod tests {
                 text.split_whitespace().count(),
                 "{text:?}"
             );
+        }
+        // Texts of every length across the 255-byte chunks, words cut by the chunk edges.
+        let mut x = 0x2545_f491_u32;
+        let mut text = String::new();
+        for _ in 0..1200 {
+            assert_eq!(
+                word_count(&text),
+                text.split_whitespace().count(),
+                "{text:?}"
+            );
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            text.push([b'a', b'b', b' ', b'\t', 0x0b, b'\n', b'-'][(x % 7) as usize] as char);
         }
         assert_eq!(tokens_estimate(""), 0);
         let e = check_size("ééé", 2).unwrap_err();
