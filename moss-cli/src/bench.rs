@@ -355,7 +355,8 @@ async fn index_catch_up(client: &Client) -> anyhow::Result<Option<f64>> {
     const BOUND: Duration = Duration::from_secs(300);
     let start = Instant::now();
     loop {
-        let Some(behind) = client.status().await?.index_behind else {
+        let status = client.status().await?;
+        let Some(behind) = status.index_behind else {
             return Ok(None);
         };
         if behind == 0 {
@@ -364,8 +365,10 @@ async fn index_catch_up(client: &Client) -> anyhow::Result<Option<f64>> {
         if start.elapsed() > BOUND {
             anyhow::bail!(
                 "the daemon's full-text index is still {behind} changes behind {} s after the \
-                 store phase; see ~/.moss/mossd.log",
-                BOUND.as_secs()
+                 store phase; see its log ({}/mossd.log, or `journalctl --user -u moss` for the \
+                 service)",
+                BOUND.as_secs(),
+                status.home
             );
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
