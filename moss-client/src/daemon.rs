@@ -21,9 +21,10 @@ pub struct DaemonStatus {
     /// Seconds since it started.
     pub uptime_seconds: u64,
     /// Text changes committed but not yet in the full-text index. The indexer runs at the lowest
-    /// CPU priority, so after a burst of writes it catches up once requests leave it room; a
-    /// search waits for the changes committed before it, at most 5 s. Absent from daemons older
-    /// than this field.
+    /// CPU priority and works at most a quarter of the time while writes keep arriving, so after
+    /// a burst of writes it catches up once they stop; a search waits for the changes committed
+    /// before it (the indexer then works flat out), at most 5 s. Absent from daemons older than
+    /// this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_behind: Option<i64>,
 }

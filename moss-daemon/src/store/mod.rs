@@ -40,6 +40,7 @@ pub struct Store {
     index_watermark: Arc<AtomicI64>,
     index_progress: tokio::sync::watch::Receiver<i64>,
     index_queued: Arc<AtomicI64>,
+    index_hurry: fts::Hurry,
 }
 
 impl Store {
@@ -92,6 +93,7 @@ impl Store {
                 index_watermark: indexer.watermark(),
                 index_progress: indexer.progress(),
                 index_queued: indexer.queued(),
+                index_hurry: indexer.hurry(),
             },
             StoreThreads {
                 writer: thread,
@@ -118,9 +120,13 @@ impl Store {
     }
 
     /// Waits until the full-text index holds every text change queued up to `seq`, at most
-    /// `timeout`. Returns whether it got there.
+    /// `timeout`. Returns whether it got there. While it waits, the indexer does not rest.
     pub async fn index_reached(&self, seq: i64, timeout: std::time::Duration) -> bool {
         let mut progress = self.index_progress.clone();
+        if *progress.borrow() >= seq {
+            return true;
+        }
+        let _hurry = self.index_hurry.start();
         matches!(
             tokio::time::timeout(timeout, progress.wait_for(|applied| *applied >= seq)).await,
             Ok(Ok(_))
