@@ -63,43 +63,61 @@ pub struct Header {
     pub body_start: usize,
 }
 
-/// Every line of `text` outside fenced code blocks, with its byte offset and the offset past it.
-pub fn lines_outside_fences(text: &str) -> Vec<(usize, usize, &str)> {
-    let mut out = Vec::new();
-    let mut fence: Option<(char, usize)> = None;
-    let mut offset = 0;
-    for raw in text.split_inclusive('\n') {
-        let start = offset;
-        offset += raw.len();
-        let line = raw.trim_end_matches(['\n', '\r']);
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        let trimmed = line.trim_start_matches(' ');
-        let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
-        if indent <= 3
-            && let Some(c) = marker
-        {
-            let run = trimmed.chars().take_while(|x| *x == c).count();
-            if run >= 3 {
-                match fence {
-                    None => {
-                        fence = Some((c, run));
-                        continue;
+/// Every line of `text` outside fenced code blocks, with its byte offset and the offset past it
+/// (lazily: the linter stops at the last section it needs).
+struct LinesOutsideFences<'a> {
+    lines: std::str::SplitInclusive<'a, char>,
+    offset: usize,
+    /// The open fence's character and length.
+    fence: Option<(char, usize)>,
+}
+
+fn lines_outside_fences(text: &str) -> LinesOutsideFences<'_> {
+    LinesOutsideFences {
+        lines: text.split_inclusive('\n'),
+        offset: 0,
+        fence: None,
+    }
+}
+
+impl<'a> Iterator for LinesOutsideFences<'a> {
+    /// (start, end, the line without its line break)
+    type Item = (usize, usize, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        for raw in self.lines.by_ref() {
+            let start = self.offset;
+            self.offset += raw.len();
+            let line = raw.trim_end_matches(['\n', '\r']);
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            let trimmed = line.trim_start_matches(' ');
+            let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
+            if indent <= 3
+                && let Some(c) = marker
+            {
+                let run = trimmed.chars().take_while(|x| *x == c).count();
+                if run >= 3 {
+                    match self.fence {
+                        None => {
+                            self.fence = Some((c, run));
+                            continue;
+                        }
+                        Some((fc, flen))
+                            if fc == c && run >= flen && trimmed[run..].trim().is_empty() =>
+                        {
+                            self.fence = None;
+                            continue;
+                        }
+                        _ => {}
                     }
-                    Some((fc, flen))
-                        if fc == c && run >= flen && trimmed[run..].trim().is_empty() =>
-                    {
-                        fence = None;
-                        continue;
-                    }
-                    _ => {}
                 }
             }
+            if self.fence.is_none() {
+                return Some((start, self.offset, line));
+            }
         }
-        if fence.is_none() {
-            out.push((start, offset, line));
-        }
+        None
     }
-    out
 }
 
 /// Parses an ATX header line (`## Text`, up to three spaces of indent, optional closing #s).
@@ -125,7 +143,6 @@ pub fn parse_header(line: &str) -> Option<(usize, &str)> {
 /// The markdown headers of `text`, outside code fences.
 pub fn headers(text: &str) -> Vec<Header> {
     lines_outside_fences(text)
-        .into_iter()
         .filter_map(|(start, end, line)| {
             parse_header(line).map(|(level, t)| Header {
                 level,
@@ -139,7 +156,8 @@ pub fn headers(text: &str) -> Vec<Header> {
 }
 
 /// Normalizes a label for synonym matching: case, emphasis marks, `_`/`-` as spaces, spacing
-/// around `/`, a trailing colon, and a trailing parenthetical.
+/// around `/`, a trailing colon, and a trailing parenthetical. Words end up separated by one
+/// space, and `/` stands between spaces as a word of its own. One pass, and one allocation for ASCII.
 fn label(s: &str) -> String {
     let s = s
         .trim()
@@ -150,9 +168,29 @@ fn label(s: &str) -> String {
         (true, Some(i)) if i > 0 => &s[..i],
         _ => s,
     };
-    let s = s.to_lowercase().replace(['_', '-'], " ");
-    let s = s.replace('/', " / ");
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    // Lowercased as a whole string, where a final sigma differs from a sigma inside a word.
+    let lower;
+    let s = if s.is_ascii() {
+        s
+    } else {
+        lower = s.to_lowercase();
+        &lower
+    };
+    let mut out = String::with_capacity(s.len() + 4);
+    // A separator is due before the next word.
+    let mut gap = false;
+    for c in s.chars().map(|c| c.to_ascii_lowercase()) {
+        if c == '_' || c == '-' || c.is_whitespace() {
+            gap = true;
+            continue;
+        }
+        if (gap || c == '/') && !out.is_empty() {
+            out.push(' ');
+        }
+        out.push(c);
+        gap = c == '/';
+    }
+    out
 }
 
 /// The synonyms of each required section, normalized once.
@@ -168,39 +206,50 @@ fn is_synonym(candidate: &str, synonyms: &[&str]) -> bool {
     synonyms.iter().any(|s| label(s) == c)
 }
 
-/// Labels that could name a section: headers, the part before `:` on colon lines, JSON keys.
-fn candidate_labels(text: &str) -> Vec<String> {
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('{')
-        && let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text)
-    {
-        return map.keys().cloned().collect();
+/// The label a line could name a section with: a header's text, or the 1 to 40 bytes before the
+/// line's first `:`.
+fn line_label(line: &str) -> Option<&str> {
+    if let Some((_, t)) = parse_header(line) {
+        return Some(t);
     }
-    let mut labels = Vec::new();
-    for (_, _, line) in lines_outside_fences(text) {
-        if let Some((_, t)) = parse_header(line) {
-            labels.push(t.to_string());
-            continue;
-        }
-        let l = line.trim_start();
-        let l = l.trim_start_matches(['*', '_']);
-        if let Some((before, _)) = l.split_once(':')
-            && !before.is_empty()
-            && before.len() <= 40
-        {
-            labels.push(before.to_string());
-        }
-    }
-    labels
+    let l = line.trim_start().trim_start_matches(['*', '_']);
+    // Only the first 41 bytes can hold a colon with at most 40 bytes before it (`:` is ASCII,
+    // so it is always on a character boundary).
+    let colon = l.as_bytes()[..l.len().min(41)]
+        .iter()
+        .position(|&b| b == b':')?;
+    (colon > 0).then(|| &l[..colon])
 }
 
 /// The canonical names of the required sections `text` lacks, in the order of the contract.
+///
+/// Labels come from headers, colon lines and, for a JSON object capsule, its keys. The scan
+/// stops once every section is found: in most capsules the sections lead, and this runs on every
+/// store.
 pub fn missing_sections(text: &str) -> Vec<&'static str> {
-    let labels: Vec<String> = candidate_labels(text).iter().map(|l| label(l)).collect();
+    let synonyms = normalized_synonyms();
+    let mut found = [false; REQUIRED_SECTIONS.len()];
+    // Marks what `candidate` names; says whether every section is now found.
+    let mut see = |candidate: &str| {
+        let l = label(candidate);
+        for (seen, names) in found.iter_mut().zip(synonyms) {
+            *seen |= names.contains(&l);
+        }
+        found.iter().all(|f| *f)
+    };
+    if text.trim_start().starts_with('{')
+        && let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text)
+    {
+        let _ = map.keys().any(|k| see(k));
+    } else {
+        let _ = lines_outside_fences(text)
+            .filter_map(|(_, _, line)| line_label(line))
+            .any(&mut see);
+    }
     REQUIRED_SECTIONS
         .iter()
-        .zip(normalized_synonyms())
-        .filter(|(_, synonyms)| !labels.iter().any(|l| synonyms.contains(l)))
+        .zip(found)
+        .filter(|(_, seen)| !seen)
         .map(|((canonical, _), _)| *canonical)
         .collect()
 }
@@ -254,6 +303,87 @@ mod tests {
             missing_sections(text),
             vec!["Key locations", "Open questions"]
         );
+    }
+
+    #[test]
+    fn a_colon_counts_only_with_1_to_40_bytes_before_it() {
+        let forty = "a".repeat(40);
+        assert_eq!(line_label(&format!("{forty}: x")), Some(forty.as_str()));
+        assert_eq!(line_label(&format!("{forty}a: x")), None);
+        assert_eq!(line_label(": x"), None);
+        assert_eq!(line_label("  **Files**: src/"), Some("Files**"));
+        assert_eq!(line_label("é: x"), Some("é"));
+        assert_eq!(line_label(&format!("{}é: x", "a".repeat(39))), None);
+        assert_eq!(line_label("no colon here"), None);
+    }
+
+    /// Sections anywhere in a long capsule are found, and the scan's early stop leaves the
+    /// answer the same whatever follows the last section.
+    #[test]
+    fn sections_are_found_wherever_they_are() {
+        let body = "word word word word word word word word word word\n".repeat(2_000);
+        let late = format!("{body}{FULL_MD}");
+        assert!(missing_sections(&late).is_empty());
+        let early = format!("{FULL_MD}{body}```\nunclosed fence\n");
+        assert!(missing_sections(&early).is_empty());
+        let interleaved =
+            format!("Objective: a\n{body}## Status\n{body}decisions: b\ntodo: c\n{body}");
+        assert_eq!(
+            missing_sections(&interleaved),
+            vec!["Key locations", "Open questions"]
+        );
+        let json = r#"{"goal":1,"state":2,"choices":3,"tasks":4,"paths":5}"#;
+        assert_eq!(missing_sections(json), vec!["Open questions"]);
+    }
+
+    /// The label as first written: lowercase, separators to spaces, spaced slashes, then words
+    /// joined by single spaces.
+    fn label_by_steps(s: &str) -> String {
+        let s = s
+            .trim()
+            .trim_matches(|c| c == '*' || c == '_' || c == '`')
+            .trim();
+        let s = s.strip_suffix(':').unwrap_or(s).trim();
+        let s = match (s.ends_with(')'), s.rfind(" (")) {
+            (true, Some(i)) if i > 0 => &s[..i],
+            _ => s,
+        };
+        let s = s.to_lowercase().replace(['_', '-'], " ");
+        let s = s.replace('/', " / ");
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The one-pass label equals the step-by-step one on every string of up to five characters
+    /// drawn from those that matter (and on a few longer ones).
+    #[test]
+    fn the_one_pass_label_matches_the_step_by_step_one() {
+        const ALPHABET: [char; 12] = ['a', 'B', ' ', '\t', '_', '-', '/', '*', ':', '(', ')', 'É'];
+        let mut checked = 0;
+        let mut word = Vec::new();
+        for len in 0..=5u32 {
+            for n in 0..ALPHABET.len().pow(len) {
+                word.clear();
+                let mut k = n;
+                for _ in 0..len {
+                    word.push(ALPHABET[k % ALPHABET.len()]);
+                    k /= ALPHABET.len();
+                }
+                let s: String = word.iter().collect();
+                assert_eq!(label(&s), label_by_steps(&s), "{s:?}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 250_000);
+        for s in [
+            "**Decisions/Constraints:**",
+            "Next actions (ordered)",
+            " Open  Questions / RISKS ",
+            "key_locations",
+            "a//b - c",
+            "ΣΑΣ status",
+        ] {
+            assert_eq!(label(s), label_by_steps(s), "{s:?}");
+        }
     }
 
     #[test]
