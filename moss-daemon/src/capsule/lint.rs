@@ -155,19 +155,25 @@ pub fn headers(text: &str) -> Vec<Header> {
         .collect()
 }
 
-/// Normalizes a label for synonym matching: case, emphasis marks, `_`/`-` as spaces, spacing
-/// around `/`, a trailing colon, and a trailing parenthetical. Words end up separated by one
-/// space, and `/` stands between spaces as a word of its own. One pass, and one allocation for ASCII.
-fn label(s: &str) -> String {
+/// A label without emphasis marks, a trailing colon or a trailing parenthetical.
+fn undecorated(s: &str) -> &str {
     let s = s
         .trim()
         .trim_matches(|c| c == '*' || c == '_' || c == '`')
         .trim();
     let s = s.strip_suffix(':').unwrap_or(s).trim();
-    let s = match (s.ends_with(')'), s.rfind(" (")) {
+    match (s.ends_with(')'), s.rfind(" (")) {
         (true, Some(i)) if i > 0 => &s[..i],
         _ => s,
-    };
+    }
+}
+
+/// Normalizes a label for synonym matching: case, emphasis marks, `_`/`-` as spaces, spacing
+/// around `/`, a trailing colon, and a trailing parenthetical. Words end up separated by one
+/// space, and `/` stands between spaces as a word of its own. One pass, and one allocation for
+/// ASCII.
+fn label(s: &str) -> String {
+    let s = undecorated(s);
     // Lowercased as a whole string, where a final sigma differs from a sigma inside a word.
     let lower;
     let s = if s.is_ascii() {
@@ -339,16 +345,7 @@ mod tests {
     /// The label as first written: lowercase, separators to spaces, spaced slashes, then words
     /// joined by single spaces.
     fn label_by_steps(s: &str) -> String {
-        let s = s
-            .trim()
-            .trim_matches(|c| c == '*' || c == '_' || c == '`')
-            .trim();
-        let s = s.strip_suffix(':').unwrap_or(s).trim();
-        let s = match (s.ends_with(')'), s.rfind(" (")) {
-            (true, Some(i)) if i > 0 => &s[..i],
-            _ => s,
-        };
-        let s = s.to_lowercase().replace(['_', '-'], " ");
+        let s = undecorated(s).to_lowercase().replace(['_', '-'], " ");
         let s = s.replace('/', " / ");
         s.split_whitespace().collect::<Vec<_>>().join(" ")
     }
