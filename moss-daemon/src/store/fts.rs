@@ -181,9 +181,9 @@ impl Drop for HurryGuard<'_> {
 /// indexer under SCHED_IDLE still got most of one CPU (2.5 of the 8 CPU-seconds in a 4 s
 /// `perf sched` trace): the kernel kept placing waking request threads on the other, busy CPU
 /// instead of preempting the indexer, so the writer waited up to 17 ms for a CPU, and the store
-/// p99 was 25-27 ms. With this pace the indexer took 8% of the CPU time, and in five runs
-/// interleaved with unpaced ones the store p99 was 17.6-19.6 ms against 24.9-26.6 ms, and the
-/// stores per second 7,379-8,422 against 5,760-6,751.
+/// p99 was 25-27 ms. With this pace the indexer took 8% of the CPU time, and in four runs
+/// interleaved with four unpaced ones the store p99 was 17.6-18.4 ms against 24.9-26.6 ms, and
+/// the stores per second 7,379-8,422 against 5,760-6,751.
 ///
 /// The rest is a sleep the writer's commits do not end, so it holds whatever the CPUs are doing.
 /// It is taken only after a step during which the writer committed: once writes stop, or a
