@@ -163,6 +163,12 @@ impl Hurry {
         self.indexer.unpark();
         HurryGuard(self)
     }
+
+    /// How many waits are under way.
+    #[cfg(test)]
+    pub fn waiting(&self) -> usize {
+        self.wake.waiting.load(Ordering::Acquire)
+    }
 }
 
 /// See [`Hurry::start`].

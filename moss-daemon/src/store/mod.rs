@@ -395,6 +395,51 @@ mod tests {
         assert_eq!(indexed, 1, "the last write is in the index");
     }
 
+    /// A wait for the index keeps the indexer from resting for as long as it lasts, however it
+    /// ends; a wait already satisfied does not.
+    #[tokio::test]
+    async fn waiting_for_the_index_keeps_the_indexer_from_resting() {
+        let (store, threads, _dir) = open(Durability::Normal);
+        let hurry = store.index_hurry.clone();
+        assert!(
+            store
+                .index_reached(0, std::time::Duration::from_secs(5))
+                .await
+        );
+        assert_eq!(hurry.waiting(), 0, "nothing to wait for");
+        let search = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .index_reached(i64::MAX, std::time::Duration::from_secs(300))
+                    .await
+            })
+        };
+        let started = std::time::Instant::now();
+        while hurry.waiting() == 0 {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(30),
+                "the wait never reached the indexer"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        search.abort();
+        let _ = search.await;
+        assert_eq!(hurry.waiting(), 0, "a cancelled wait lets the indexer rest");
+        assert!(
+            !store
+                .index_reached(i64::MAX, std::time::Duration::from_millis(50))
+                .await
+        );
+        assert_eq!(
+            hurry.waiting(),
+            0,
+            "a wait that timed out lets the indexer rest"
+        );
+        store.writer.close().await;
+        threads.join();
+    }
+
     #[tokio::test]
     async fn readers_cannot_write() {
         let (store, threads, _dir) = open(Durability::Normal);
