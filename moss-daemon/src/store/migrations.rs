@@ -79,6 +79,25 @@ pub const MIGRATIONS: &[&str] = &[
       INSERT INTO capsules_fts_queue(doc) VALUES (new.rowid);
     END;
     "#,
+    // 2: the time-ordered indexes ascend. New rows carry the highest (updated_at, seq), so each
+    // insert lands on the rightmost leaf, which SQLite appends to and fills; descending (as seed
+    // 001 §9 writes `updated_at DESC`), every insert landed on the leftmost leaf and split it in
+    // half. After 54,000 stores from `moss bench` the two indexes had their pages 50% full and
+    // took 1,750 pages; ascending, 87% full and 1,063 pages: fewer pages to write per commit
+    // and to cache. "Newest first" reads them backwards, as fast as forwards and without a sort.
+    r#"
+    DROP INDEX idx_capsules_workspace_updated;
+    CREATE INDEX idx_capsules_workspace_updated
+      ON capsules(workspace_norm, updated_at, seq, deleted_at);
+
+    DROP INDEX idx_capsules_updated;
+    CREATE INDEX idx_capsules_updated ON capsules(updated_at, seq, deleted_at);
+
+    DROP INDEX idx_capsules_workspace_name_deleted;
+    CREATE INDEX idx_capsules_workspace_name_deleted
+      ON capsules(workspace_norm, name_norm, updated_at)
+      WHERE name_norm IS NOT NULL AND deleted_at IS NOT NULL;
+    "#,
 ];
 
 /// Brings the database up to the latest schema. Refuses a database newer than this build.
@@ -143,6 +162,73 @@ mod tests {
             queued, 3,
             "insert, text update, delete; not the metadata update"
         );
+    }
+
+    #[test]
+    fn a_version_1_database_gets_ascending_time_indexes_and_keeps_its_rows() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute(
+            "INSERT INTO capsules(id, workspace_raw, workspace_norm, capsule_text, capsule_chars,
+               tokens_estimate, created_at, updated_at, seq)
+             VALUES ('a', 'w', 'w', 'text', 4, 1, 1, 1, 1)",
+            [],
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), 2);
+        for index in [
+            "idx_capsules_workspace_updated",
+            "idx_capsules_updated",
+            "idx_capsules_workspace_name_deleted",
+        ] {
+            let descending: i64 = conn
+                .query_row(
+                    &format!("SELECT count(*) FROM pragma_index_xinfo('{index}') WHERE desc"),
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(descending, 0, "{index}");
+        }
+        let id: String = conn
+            .query_row(
+                "SELECT id FROM capsules WHERE workspace_norm = 'w' ORDER BY updated_at DESC",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(id, "a");
+    }
+
+    /// The plan of `sql` on a migrated database, one detail per line.
+    fn plan(conn: &Connection, sql: &str) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let rows = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap();
+        rows.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn newest_first_pages_read_an_index_without_sorting() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        let order = "ORDER BY updated_at DESC, seq DESC LIMIT 20";
+        for (sql, index) in [
+            (
+                format!(
+                    "SELECT id FROM capsules WHERE workspace_norm = 'w' AND deleted_at IS NULL {order}"
+                ),
+                "idx_capsules_workspace_updated",
+            ),
+            (
+                format!("SELECT id FROM capsules WHERE deleted_at IS NULL {order}"),
+                "idx_capsules_updated",
+            ),
+        ] {
+            let p = plan(&conn, &sql);
+            assert!(p.contains(index), "{sql}: {p}");
+            assert!(!p.contains("TEMP B-TREE"), "{sql} sorts: {p}");
+        }
     }
 
     #[test]
