@@ -70,14 +70,15 @@ pub(crate) struct Times {
     pub(crate) deleted_at: Option<i64>,
 }
 
-/// Inserts a new capsule row under `id`.
+/// Inserts a new capsule row under `id`. The error stays SQLite's, so that a caller can tell the
+/// unique index on active names refusing it from a failure.
 pub(crate) fn insert_row(
     conn: &Connection,
     id: &str,
     c: &NewCapsule,
     times: &Times,
     seq: i64,
-) -> Result<()> {
+) -> rusqlite::Result<()> {
     let (name_raw, name_norm) = match &c.name {
         Some((r, n)) => (Some(r.as_str()), Some(n.as_str())),
         None => (None, None),
@@ -483,70 +484,99 @@ fn store_job(
 ) -> Result<CapsuleHandle> {
     let t = now();
     let seq = store.next_seq();
-    let existing: Option<String> = match &c.name {
-        Some((_, name_norm)) => conn
-            .prepare_cached(
-                "SELECT id FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
-                 AND deleted_at IS NULL",
-            )?
-            .query_row([&c.workspace.norm, name_norm], |r| r.get(0))
-            .optional()?,
-        None => None,
-    };
     let name_raw = c.name.as_ref().map(|(r, _)| r.as_str());
-    let id = match (existing, mode) {
-        (Some(id), StoreMode::Error) => {
-            return Err(Error::new(
-                ErrorCode::NameAlreadyExists,
-                format!(
-                    "an active capsule named {:?} already exists in workspace {:?} (id {id}); \
-                     pass mode:\"replace\" to overwrite it, or choose another name",
-                    name_raw.unwrap_or_default(),
-                    c.workspace.raw
-                ),
-            )
-            .with_details(json!({
-                "workspace": c.workspace.raw, "name": name_raw, "id": id
-            })));
-        }
-        (Some(id), StoreMode::Replace) => {
-            conn.prepare_cached(
-                "UPDATE capsules SET workspace_raw = ?1, name_raw = ?2, title = ?3,
-                   capsule_text = ?4, capsule_chars = ?5, tokens_estimate = ?6, tags_json = ?7,
-                   source = ?8, run_id = ?9, phase = ?10, role = ?11, updated_at = ?12, seq = ?13
-                 WHERE id = ?14",
-            )?
-            .execute(params![
-                c.workspace.raw,
-                name_raw,
-                c.title,
-                c.text,
-                c.chars,
-                c.tokens,
-                c.tags_json,
-                c.source,
-                c.run_id,
-                c.phase,
-                c.role,
-                t,
-                seq,
+    let insert = |conn: &Connection| -> rusqlite::Result<String> {
+        let id = ulid::Ulid::generate().to_string();
+        let times = Times {
+            created_at: t,
+            updated_at: t,
+            deleted_at: None,
+        };
+        insert_row(conn, &id, &c, &times, seq)?;
+        Ok(id)
+    };
+    let id = match mode {
+        // Insert first: the unique index on active names refuses a taken one, and only then is
+        // the holder looked up to name it. A new name, the common case, costs one statement
+        // instead of a lookup and an insert. SQLite undoes a failed statement, and the failed
+        // job's savepoint is rolled back anyway.
+        StoreMode::Error => match insert(conn) {
+            Ok(id) => id,
+            Err(e) if is_constraint(&e) => {
+                return Err(match active_id_by_name(conn, &c)? {
+                    Some(id) => name_taken(&c, id),
+                    None => e.into(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        },
+        StoreMode::Replace => match active_id_by_name(conn, &c)? {
+            Some(id) => {
+                conn.prepare_cached(
+                    "UPDATE capsules SET workspace_raw = ?1, name_raw = ?2, title = ?3,
+                       capsule_text = ?4, capsule_chars = ?5, tokens_estimate = ?6, tags_json = ?7,
+                       source = ?8, run_id = ?9, phase = ?10, role = ?11, updated_at = ?12, seq = ?13
+                     WHERE id = ?14",
+                )?
+                .execute(params![
+                    c.workspace.raw,
+                    name_raw,
+                    c.title,
+                    c.text,
+                    c.chars,
+                    c.tokens,
+                    c.tags_json,
+                    c.source,
+                    c.run_id,
+                    c.phase,
+                    c.role,
+                    t,
+                    seq,
+                    id
+                ])?;
                 id
-            ])?;
-            id
-        }
-        (None, _) => {
-            let id = ulid::Ulid::generate().to_string();
-            let times = Times {
-                created_at: t,
-                updated_at: t,
-                deleted_at: None,
-            };
-            insert_row(conn, &id, &c, &times, seq)?;
-            id
-        }
+            }
+            None => insert(conn)?,
+        },
     };
     Ok(CapsuleHandle {
         fetch_key: query::fetch_key(&id, &c.workspace.raw, name_raw),
         id,
     })
+}
+
+/// Whether SQLite refused a statement for a constraint (here: the unique index on active names).
+fn is_constraint(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation)
+}
+
+/// The id of the active capsule holding `c`'s name, if it has one and it is taken.
+fn active_id_by_name(conn: &Connection, c: &NewCapsule) -> Result<Option<String>> {
+    let Some((_, name_norm)) = &c.name else {
+        return Ok(None);
+    };
+    Ok(conn
+        .prepare_cached(
+            "SELECT id FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
+             AND deleted_at IS NULL",
+        )?
+        .query_row([&c.workspace.norm, name_norm], |r| r.get(0))
+        .optional()?)
+}
+
+/// `NAME_ALREADY_EXISTS` for storing `c` in mode `error` over the active capsule `id`.
+fn name_taken(c: &NewCapsule, id: String) -> Error {
+    let name_raw = c.name.as_ref().map(|(r, _)| r.as_str());
+    Error::new(
+        ErrorCode::NameAlreadyExists,
+        format!(
+            "an active capsule named {:?} already exists in workspace {:?} (id {id}); \
+             pass mode:\"replace\" to overwrite it, or choose another name",
+            name_raw.unwrap_or_default(),
+            c.workspace.raw
+        ),
+    )
+    .with_details(json!({
+        "workspace": c.workspace.raw, "name": name_raw, "id": id
+    }))
 }
