@@ -839,6 +839,16 @@ async fn id_and_name_together_are_ambiguous() {
         ),
         (
             "PUT",
+            format!("/capsules/{id}?workspace=w&name=auth"),
+            Some(json!({"title": "x"})),
+        ),
+        (
+            "PUT",
+            format!("/capsules/{id}?name=auth"),
+            Some(json!({"title": "x"})),
+        ),
+        (
+            "PUT",
             "/capsules/by-name?workspace=w&name=auth".to_string(),
             Some(json!({"id": id, "title": "x"})),
         ),
@@ -860,6 +870,32 @@ async fn id_and_name_together_are_ambiguous() {
     // No address at all is an invalid request.
     let (s, b) = d.call("GET", "/capsules/by-name?workspace=w", None).await;
     expect_error(s, &b, "INVALID_REQUEST", 400);
+    // So is a query parameter the route does not take.
+    for method in ["GET", "PUT", "DELETE"] {
+        let body = (method == "PUT").then(|| json!({"title": "x"}));
+        let (s, b) = d
+            .call(method, &format!("/capsules/{id}?bogus=1"), body)
+            .await;
+        let e = expect_error(s, &b, "INVALID_REQUEST", 400);
+        assert!(e["message"].as_str().unwrap().contains("bogus"), "{b}");
+    }
+    let (_, c) = d.call("GET", &format!("/capsules/{id}"), None).await;
+    assert_eq!(c["title"], "auth");
+}
+
+#[tokio::test]
+async fn a_method_a_route_does_not_take_is_an_error_envelope() {
+    let d = TestDaemon::start().await;
+    let id = store_named(&d, "w", "auth").await;
+    for (method, path) in [
+        ("PATCH", format!("/capsules/{id}")),
+        ("GET", "/capsules/fetch-many".to_string()),
+    ] {
+        let (s, b) = d.call(method, &path, None).await;
+        let e = expect_error(s, &b, "INVALID_REQUEST", 400);
+        let message = e["message"].as_str().unwrap();
+        assert!(message.contains(method) && message.contains(&path), "{b}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -50,6 +50,18 @@ pub struct NameQuery {
     name: Option<String>,
 }
 
+impl NameQuery {
+    /// Puts the query's workspace and name, where given, over a request body's.
+    fn apply(self, workspace: &mut Option<String>, name: &mut Option<String>) {
+        if self.workspace.is_some() {
+            *workspace = self.workspace;
+        }
+        if self.name.is_some() {
+            *name = self.name;
+        }
+    }
+}
+
 #[utoipa::path(
     post,
     path = "/capsules",
@@ -128,12 +140,13 @@ pub async fn fetch_many(
     tag = "capsules",
     operation_id = "capsule_update_by_id",
     request_body = UpdateRequest,
-    params(("id" = String, Path, description = "Capsule id")),
+    params(("id" = String, Path, description = "Capsule id"), NameQuery),
     responses((status = 200, description = "capsule_update by id", body = CapsuleHandle), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
 )]
 pub async fn update_by_id(
     State(s): State<AppState>,
     Path(id): Path<String>,
+    Params(q): Params<NameQuery>,
     Body(mut req): Body<UpdateRequest>,
 ) -> Result<Json<CapsuleHandle>> {
     if req.id.as_ref().is_some_and(|b| *b != id) {
@@ -143,6 +156,8 @@ pub async fn update_by_id(
         )));
     }
     req.id = Some(id);
+    // A name in the query next to the path's id is refused as ambiguous, as on GET and DELETE.
+    q.apply(&mut req.workspace, &mut req.name);
     s.capsules.update(req).await.map(Json)
 }
 
@@ -160,12 +175,7 @@ pub async fn update_by_name(
     Params(q): Params<NameQuery>,
     Body(mut req): Body<UpdateRequest>,
 ) -> Result<Json<CapsuleHandle>> {
-    if q.workspace.is_some() {
-        req.workspace = q.workspace;
-    }
-    if q.name.is_some() {
-        req.name = q.name;
-    }
+    q.apply(&mut req.workspace, &mut req.name);
     s.capsules.update(req).await.map(Json)
 }
 

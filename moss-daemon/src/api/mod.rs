@@ -65,6 +65,7 @@ pub fn routes() -> Router<AppState> {
         .merge(capsules::routes())
         .merge(progress::routes())
         .fallback(fallback)
+        .method_not_allowed_fallback(method_not_allowed)
 }
 
 #[utoipa::path(
@@ -94,6 +95,16 @@ pub async fn health() -> Json<Health> {
 )]
 pub async fn tools(axum::extract::State(s): axum::extract::State<AppState>) -> Json<ToolList> {
     Json(crate::mcp::tools::catalog(&s))
+}
+
+/// A known route asked with a method it does not take. axum adds the `Allow` header.
+async fn method_not_allowed(req: axum::extract::Request) -> Error {
+    Error::invalid(format!(
+        "{} is not allowed on {}: the response's Allow header lists the methods it takes \
+         (see proto-docs/openapi.json)",
+        req.method(),
+        req.uri().path()
+    ))
 }
 
 async fn fallback(req: axum::extract::Request) -> Error {
