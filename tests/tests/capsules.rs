@@ -826,6 +826,49 @@ async fn fetch_sees_soft_deleted_capsules_only_with_include_deleted() {
 }
 
 #[tokio::test]
+async fn a_soft_deleted_capsule_404_says_what_each_operation_can_do() {
+    let d = TestDaemon::start().await;
+    let id = store_named(&d, "w", "gone").await;
+    d.call("DELETE", &format!("/capsules/{id}"), None).await;
+    let cases: Vec<(&str, String, Option<Value>, &str)> = vec![
+        (
+            "GET",
+            format!("/capsules/{id}"),
+            None,
+            "include_deleted:true to read it",
+        ),
+        (
+            "PUT",
+            format!("/capsules/{id}"),
+            Some(json!({"title": "x"})),
+            "cannot be changed",
+        ),
+        (
+            "POST",
+            "/capsules/append".to_string(),
+            Some(json!({"id": id, "section": "Progress", "content": "more"})),
+            "cannot be changed",
+        ),
+        ("DELETE", format!("/capsules/{id}"), None, "deleted already"),
+        (
+            "POST",
+            "/capsules/compose".to_string(),
+            Some(json!({"items": [{"id": id}]})),
+            "only active capsules",
+        ),
+    ];
+    for (method, path, body, hint) in cases {
+        let (s, b) = d.call(method, &path, body).await;
+        let e = expect_error(s, &b, "NOT_FOUND", 404);
+        let message = e["message"].as_str().unwrap();
+        assert!(
+            message.contains("soft-deleted") && message.contains(hint),
+            "{method} {path}: {b}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn id_and_name_together_are_ambiguous() {
     let d = TestDaemon::start().await;
     let id = store_named(&d, "w", "auth").await;

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::fields::{self, Address};
 use super::sections::{self, Section};
-use super::{Capsules, not_found, query};
+use super::{Capsules, Wanted, not_found, query};
 use crate::error::{Error, Result};
 use crate::store::now;
 
@@ -38,7 +38,7 @@ impl Capsules {
             .writer
             .run(move |conn| {
                 let Some((id, _)) = query::active_id(conn, &addr)? else {
-                    return Err(not_found(conn, &addr));
+                    return Err(not_found(conn, &addr, Wanted::Change));
                 };
                 let (text, workspace, name): (String, String, Option<String>) = conn
                     .prepare_cached(

@@ -7,7 +7,7 @@ use moss_client::{
 use serde_json::json;
 
 use super::fields::Address;
-use super::{Capsules, FETCH_MANY_MAX, fetch_one, sections};
+use super::{Capsules, FETCH_MANY_MAX, Wanted, not_found, query, sections};
 use crate::cancel::Cancel;
 use crate::error::{Error, Result};
 
@@ -86,17 +86,19 @@ impl Capsules {
                 let mut out = Vec::with_capacity(addrs.len());
                 for (i, addr) in addrs.iter().enumerate() {
                     cancel.check("compose")?;
-                    let c = fetch_one(conn, addr, false, true).map_err(|e| {
-                        if e.code() == ErrorCode::NotFound {
-                            Error::not_found(format!(
+                    let c = query::find(conn, addr, false, true)
+                        .and_then(|c| c.ok_or_else(|| not_found(conn, addr, Wanted::ReadActive)))
+                        .map_err(|e| {
+                            if e.code() == ErrorCode::NotFound {
+                                Error::not_found(format!(
                                 "items[{i}]: {}; nothing was composed (compose is all-or-nothing)",
                                 e.0.message
                             ))
                             .with_details(json!({ "index": i, "ref": addr.describe() }))
-                        } else {
-                            e
-                        }
-                    })?;
+                            } else {
+                                e
+                            }
+                        })?;
                     out.push(c);
                 }
                 Ok(out)

@@ -272,7 +272,7 @@ impl Capsules {
             .writer
             .run(move |conn| {
                 let Some((id, updated_at)) = query::active_id(conn, &addr)? else {
-                    return Err(not_found(conn, &addr));
+                    return Err(not_found(conn, &addr, Wanted::Change));
                 };
                 if let Some(expected) = if_updated_at
                     && expected != updated_at
@@ -321,7 +321,7 @@ impl Capsules {
             .writer
             .run(move |conn| {
                 let Some((id, _)) = query::active_id(conn, &addr)? else {
-                    return Err(not_found(conn, &addr));
+                    return Err(not_found(conn, &addr, Wanted::Delete));
                 };
                 let t = now();
                 conn.prepare_cached(
@@ -450,16 +450,48 @@ fn fetch_one(
 ) -> Result<Capsule> {
     match query::find(conn, addr, include_deleted, include_text)? {
         Some(c) => Ok(c),
-        None => Err(not_found(conn, addr)),
+        None => Err(not_found(conn, addr, Wanted::Read)),
     }
 }
 
-/// A 404 that says when only a soft-deleted capsule holds the address.
-fn not_found(conn: &Connection, addr: &Address) -> Error {
+/// What a caller wanted of a capsule it did not find: the 404 says what to do about a
+/// soft-deleted one, which only a read with `include_deleted` can reach.
+#[derive(Clone, Copy)]
+pub(crate) enum Wanted {
+    /// `capsule_fetch`, `capsule_fetch_many`: they take `include_deleted`.
+    Read,
+    /// Reads without `include_deleted` (`capsule_compose`).
+    ReadActive,
+    /// `capsule_update`, `capsule_append`.
+    Change,
+    /// `capsule_delete`.
+    Delete,
+}
+
+impl Wanted {
+    fn deleted_hint(self) -> &'static str {
+        match self {
+            Wanted::Read => "pass include_deleted:true to read it",
+            Wanted::ReadActive => {
+                "only active capsules are used here; capsule_fetch with \
+                                   include_deleted:true reads it"
+            }
+            Wanted::Change => {
+                "a soft-deleted capsule cannot be changed; capsule_fetch with \
+                               include_deleted:true reads it, and capsule_store can reuse its name"
+            }
+            Wanted::Delete => "it was deleted already",
+        }
+    }
+}
+
+/// A 404 that says when only a soft-deleted capsule holds the address, and what to do then.
+pub(crate) fn not_found(conn: &Connection, addr: &Address, wanted: Wanted) -> Error {
     match query::only_deleted_exists(conn, addr) {
         Ok(true) => Error::not_found(format!(
-            "capsule not found: {} is soft-deleted (pass include_deleted:true to read it)",
-            addr.describe()
+            "capsule not found: {} is soft-deleted ({})",
+            addr.describe(),
+            wanted.deleted_hint()
         )),
         Ok(false) => addr.not_found(),
         Err(e) => e,
