@@ -221,9 +221,13 @@ pub fn app(
     guard: Arc<Guard>,
     shutdown: tokio_util::sync::CancellationToken,
 ) -> Router {
-    let mcp = crate::mcp::service(state.clone(), shutdown);
+    let mcp = Router::new()
+        .route_service("/mcp", crate::mcp::service(state.clone(), shutdown))
+        .layer(axum::middleware::from_fn(
+            crate::mcp::session_end_no_content,
+        ));
     api::routes()
-        .route_service("/mcp", mcp)
+        .merge(mcp)
         .with_state(state)
         .layer(axum::middleware::from_fn_with_state(guard, guard::check))
 }

@@ -160,6 +160,31 @@ impl McpSession {
         rb.send().await.expect("mcp request")
     }
 
+    /// Ends the session (`DELETE /mcp`); returns the HTTP status.
+    pub async fn end(&self) -> u16 {
+        let session = self.session.as_deref().expect("a session to end");
+        self.http
+            .delete(&self.url)
+            .bearer_auth(&self.token)
+            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-session-id", session)
+            .send()
+            .await
+            .expect("mcp delete")
+            .status()
+            .as_u16()
+    }
+
+    /// Sends a request and returns the HTTP status only.
+    pub async fn request_status(&mut self, method: &str, params: Value) -> u16 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await
+            .status()
+            .as_u16()
+    }
+
     async fn notify(&self, method: &str) {
         let resp = self
             .post(&json!({"jsonrpc": "2.0", "method": method}))

@@ -540,6 +540,62 @@ async fn bad_arguments_are_invalid_request_tool_errors_naming_the_field() {
 }
 
 #[tokio::test]
+async fn a_malformed_tools_call_is_an_invalid_request_naming_the_field() {
+    let d = TestDaemon::start().await;
+    let mut mcp = d.mcp().await;
+    for (params, field) in [
+        (
+            json!({"name": "capsule_store", "arguments": ["x"]}),
+            "arguments",
+        ),
+        (
+            json!({"name": "capsule_store", "arguments": "x"}),
+            "arguments",
+        ),
+        (json!({"arguments": {}}), "name"),
+        (json!({"name": 7, "arguments": {}}), "name"),
+    ] {
+        let r = mcp.request("tools/call", params.clone()).await;
+        let result = r
+            .get("result")
+            .unwrap_or_else(|| panic!("{params}: a tool error result, not JSON-RPC's: {r}"));
+        assert_eq!(result["isError"], true, "{r}");
+        let e = &result["structuredContent"]["error"];
+        assert_eq!(e["code"], "INVALID_REQUEST", "{r}");
+        assert_eq!(e["status"], 400, "{r}");
+        assert_eq!(e["details"]["field"], field, "{params}: {r}");
+        assert!(e["message"].as_str().unwrap().contains(field), "{r}");
+        // The text holds the same envelope.
+        let text: Value =
+            serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(&text["error"], e, "{r}");
+    }
+    // An unknown method is still -32601, and named.
+    let r = mcp.request("resources/frobnicate", json!({})).await;
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("resources/frobnicate"),
+        "{r}"
+    );
+    // The session still works afterwards.
+    let l = ok(&mut mcp, "capsule_latest", json!({})).await;
+    assert_eq!(l, json!({"item": null}));
+}
+
+#[tokio::test]
+async fn ending_a_session_is_no_content_and_closes_it() {
+    let d = TestDaemon::start().await;
+    let mut mcp = d.mcp().await;
+    ok(&mut mcp, "capsule_latest", json!({})).await;
+    assert_eq!(mcp.end().await, 204);
+    // The session is gone: its id is no longer served.
+    assert_eq!(mcp.request_status("tools/list", json!({})).await, 404);
+}
+
+#[tokio::test]
 async fn an_unknown_tool_is_an_error_result() {
     let d = TestDaemon::start().await;
     let mut mcp = d.mcp().await;

@@ -95,13 +95,96 @@ impl ServerHandler for MossMcp {
         };
         Ok(match outcome {
             Ok(value) => result_of(value, false),
-            Err(e) => {
-                let env = serde_json::to_value(ErrorEnvelope { error: e.0 }).unwrap_or(Value::Null);
-                result_of(env, true)
-            }
+            Err(e) => error_result(e),
         }
         .into())
     }
+
+    /// rmcp hands over as a custom request any request it does not know, and a `tools/call`
+    /// whose params do not decode, which would then be answered "method not found". That is a
+    /// tool error naming the bad field instead, like a bad argument.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let method = request.method.as_str();
+        if method == "tools/call" {
+            let result = error_result(malformed_call(request.params.as_ref()));
+            let value = serde_json::to_value(result)
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            return Ok(CustomResult(value));
+        }
+        Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "method {method:?} is not served here; Moss serves tools (tools/list, tools/call)"
+            ),
+            None,
+        ))
+    }
+}
+
+/// The envelope of `e` as a tool result with `isError: true`.
+fn error_result(e: Error) -> CallToolResult {
+    let env = serde_json::to_value(ErrorEnvelope { error: e.0 }).unwrap_or(Value::Null);
+    result_of(env, true)
+}
+
+/// `INVALID_REQUEST` naming what is wrong with the params of a `tools/call` that did not decode.
+fn malformed_call(params: Option<&Value>) -> Error {
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let (field, message) = match params {
+        None => (
+            "params",
+            "tools/call needs params {name, arguments}".to_string(),
+        ),
+        Some(
+            p @ (Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::String(_)
+            | Value::Array(_)),
+        ) => (
+            "params",
+            format!(
+                "tools/call params must be an object {{name, arguments}}, got {}",
+                kind(p)
+            ),
+        ),
+        Some(Value::Object(o)) => match (o.get("name"), o.get("arguments")) {
+            (None, _) => (
+                "name",
+                "tools/call needs `name`, the tool to call (see tools/list)".to_string(),
+            ),
+            (Some(n), _) if !n.is_string() => (
+                "name",
+                format!(
+                    "tools/call `name` must be a string naming a tool, got {}",
+                    kind(n)
+                ),
+            ),
+            (_, Some(a)) if !a.is_object() && !a.is_null() => (
+                "arguments",
+                format!(
+                    "tools/call `arguments` must be an object of the tool's arguments, got {}",
+                    kind(a)
+                ),
+            ),
+            _ => (
+                "params",
+                "tools/call params do not decode; send {name, arguments}".to_string(),
+            ),
+        },
+    };
+    Error::invalid(message).with_details(serde_json::json!({ "field": field }))
 }
 
 /// Sends `notifications/progress` for `token` every 250 ms while the report changes, and once
@@ -164,6 +247,21 @@ fn result_of(value: Value, is_error: bool) -> CallToolResult {
     } else {
         CallToolResult::structured(value)
     }
+}
+
+/// Answers a session's end (`DELETE /mcp`) with 204 No Content instead of rmcp's 202
+/// Accepted: the session is closed by then, and the official Python SDK warns "Session
+/// termination failed: 202" on every disconnect otherwise (it expects 200 or 204).
+pub async fn session_end_no_content(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let delete = req.method() == axum::http::Method::DELETE;
+    let mut resp = next.run(req).await;
+    if delete && resp.status() == axum::http::StatusCode::ACCEPTED {
+        *resp.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
+    resp
 }
 
 /// The `/mcp` service. Host/Origin/auth are checked by the guard in front of it, so rmcp's own
