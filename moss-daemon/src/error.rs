@@ -26,6 +26,11 @@ impl Error {
         Error::new(ErrorCode::InvalidRequest, message)
     }
 
+    /// `INVALID_REQUEST` about one field, named in `details.field` for programs to act on.
+    pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
+        Error::invalid(message).with_details(serde_json::json!({ "field": field }))
+    }
+
     pub fn not_found(message: impl Into<String>) -> Self {
         Error::new(ErrorCode::NotFound, message)
     }

@@ -286,6 +286,60 @@ async fn store_rejects_an_unknown_mode_and_a_missing_text() {
 }
 
 #[tokio::test]
+async fn out_of_range_values_name_their_field_in_details() {
+    let d = TestDaemon::start().await;
+    let long = "x".repeat(201);
+    let mut tags: Vec<String> = vec!["ok".into()];
+    tags.push("t".repeat(101));
+    let cases: Vec<(&str, String, Option<Value>, &str)> = vec![
+        (
+            "POST",
+            "/capsules".into(),
+            Some(json!({"name": "   ", "capsule_text": capsule_text("a")})),
+            "name",
+        ),
+        (
+            "POST",
+            "/capsules".into(),
+            Some(json!({"workspace": " \t ", "name": "a", "capsule_text": capsule_text("a")})),
+            "workspace",
+        ),
+        (
+            "POST",
+            "/capsules".into(),
+            Some(json!({"name": long, "capsule_text": capsule_text("a")})),
+            "name",
+        ),
+        (
+            "POST",
+            "/capsules".into(),
+            Some(json!({"name": "a", "tags": tags, "capsule_text": capsule_text("a")})),
+            "tags[1]",
+        ),
+        ("GET", "/capsules?limit=-1".into(), None, "limit"),
+        (
+            "GET",
+            "/capsules/inventory?offset=-3".into(),
+            None,
+            "offset",
+        ),
+    ];
+    for (method, path, body, field) in cases {
+        let (s, b) = d.call(method, &path, body).await;
+        let e = expect_error(s, &b, "INVALID_REQUEST", 400);
+        assert_eq!(e["details"]["field"], field, "{method} {path}: {b}");
+        assert!(e["message"].as_str().unwrap().contains(field), "{b}");
+    }
+    // A negative limit's message says what a limit may be, clamping included.
+    let (_, b) = d.call("GET", "/capsules?limit=-1", None).await;
+    let message = b["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("1 to 100") && message.contains("means 100"),
+        "{b}"
+    );
+}
+
+#[tokio::test]
 async fn typed_client_store_and_errors() {
     let d = TestDaemon::start().await;
     let req = StoreRequest {

@@ -36,7 +36,8 @@ pub fn workspace(value: Option<&str>) -> Result<Workspace> {
         Some(raw) => {
             let norm = normalize(raw);
             if norm.is_empty() {
-                return Err(Error::invalid(
+                return Err(Error::invalid_field(
+                    "workspace",
                     "workspace is only whitespace; omit it to use \"default\", or give a name",
                 ));
             }
@@ -56,7 +57,8 @@ pub fn name(value: Option<&str>) -> Result<Option<(String, String)>> {
         Some(raw) => {
             let norm = normalize(raw);
             if norm.is_empty() {
-                return Err(Error::invalid(
+                return Err(Error::invalid_field(
+                    "name",
                     "name is only whitespace; omit it for an unnamed capsule, or give a name",
                 ));
             }
@@ -149,18 +151,21 @@ pub fn tags(value: Option<&[String]>) -> Result<Option<Vec<String>>> {
         return Ok(None);
     };
     if values.len() > MAX_TAGS {
-        return Err(Error::invalid(format!(
-            "tags has {} entries; at most {MAX_TAGS} are allowed",
-            values.len()
-        )));
+        return Err(Error::invalid_field(
+            "tags",
+            format!(
+                "tags has {} entries; at most {MAX_TAGS} are allowed",
+                values.len()
+            ),
+        ));
     }
     let mut out: Vec<String> = Vec::with_capacity(values.len());
-    for t in values {
+    for (i, t) in values.iter().enumerate() {
         let t = t.trim();
         if t.is_empty() || out.iter().any(|o| o == t) {
             continue;
         }
-        check_len("tags[]", t, MAX_TAG_CHARS)?;
+        check_len(&format!("tags[{i}]"), t, MAX_TAG_CHARS)?;
         out.push(t.to_string());
     }
     Ok((!out.is_empty()).then_some(out))
@@ -169,9 +174,10 @@ pub fn tags(value: Option<&[String]>) -> Result<Option<Vec<String>>> {
 fn check_len(field: &str, value: &str, max: usize) -> Result<()> {
     let n = value.chars().count();
     if n > max {
-        return Err(Error::invalid(format!(
-            "{field} is {n} characters long; at most {max} are allowed"
-        )));
+        return Err(Error::invalid_field(
+            field,
+            format!("{field} is {n} characters long; at most {max} are allowed"),
+        ));
     }
     Ok(())
 }
@@ -255,16 +261,23 @@ pub fn page(limit: Option<i64>, offset: Option<i64>, default: i64, max: i64) -> 
     let limit = match limit {
         None | Some(0) => default,
         Some(l) if l < 0 => {
-            return Err(Error::invalid(format!(
-                "limit must be between 1 and {max}, got {l}"
-            )));
+            return Err(Error::invalid_field(
+                "limit",
+                format!(
+                    "limit must not be negative, got {l}: give 1 to {max} (0 or none means \
+                     {default}, and more than {max} means {max})"
+                ),
+            ));
         }
         Some(l) => l.min(max),
     };
     let offset = match offset {
         None => 0,
         Some(o) if o < 0 => {
-            return Err(Error::invalid(format!("offset must be 0 or more, got {o}")));
+            return Err(Error::invalid_field(
+                "offset",
+                format!("offset must be 0 or more, got {o}"),
+            ));
         }
         Some(o) => o,
     };
@@ -365,7 +378,12 @@ mod tests {
     fn pages_default_and_clamp() {
         assert_eq!(page(None, None, 20, 100).unwrap(), (20, 0));
         assert_eq!(page(Some(1000), Some(5), 20, 100).unwrap(), (100, 5));
-        assert!(page(Some(-1), None, 20, 100).is_err());
-        assert!(page(None, Some(-1), 20, 100).is_err());
+        assert_eq!(page(Some(0), None, 20, 100).unwrap(), (20, 0));
+        for (limit, offset, field) in [(Some(-1), None, "limit"), (None, Some(-1), "offset")] {
+            let e = page(limit, offset, 20, 100).unwrap_err();
+            assert_eq!(e.code(), moss_client::ErrorCode::InvalidRequest);
+            assert_eq!(e.0.details["field"], field);
+            assert!(e.0.message.starts_with(field), "{}", e.0.message);
+        }
     }
 }
