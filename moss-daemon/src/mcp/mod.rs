@@ -146,19 +146,6 @@ fn malformed_call(params: Option<&Value>) -> Error {
             "params",
             "tools/call needs params {name, arguments}".to_string(),
         ),
-        Some(
-            p @ (Value::Null
-            | Value::Bool(_)
-            | Value::Number(_)
-            | Value::String(_)
-            | Value::Array(_)),
-        ) => (
-            "params",
-            format!(
-                "tools/call params must be an object {{name, arguments}}, got {}",
-                kind(p)
-            ),
-        ),
         Some(Value::Object(o)) => match (o.get("name"), o.get("arguments")) {
             (None, _) => (
                 "name",
@@ -183,8 +170,15 @@ fn malformed_call(params: Option<&Value>) -> Error {
                 "tools/call params do not decode; send {name, arguments}".to_string(),
             ),
         },
+        Some(p) => (
+            "params",
+            format!(
+                "tools/call params must be an object {{name, arguments}}, got {}",
+                kind(p)
+            ),
+        ),
     };
-    Error::invalid(message).with_details(serde_json::json!({ "field": field }))
+    Error::invalid_field(field, message)
 }
 
 /// Sends `notifications/progress` for `token` every 250 ms while the report changes, and once
