@@ -19,7 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use moss_client::{Client, ClientError, Health};
+use moss_client::daemon::Health;
+use moss_client::{Client, ClientError};
 
 use crate::connect;
 use crate::output;

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use moss_client::{Client, FetchRequest, StoreRequest};
+use moss_client::Client;
+use moss_client::capsule::{FetchRequest, StoreRequest};
 use serde::Serialize;
 
 #[derive(Debug, Args)]
@@ -215,7 +216,8 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
     client.health().await?;
     // Fail fast on a missing or wrong token instead of timing thousands of 401s.
     client
-        .list(&moss_client::ListRequest {
+        .capsules()
+        .list(&moss_client::capsule::ListRequest {
             limit: Some(1),
             ..Default::default()
         })
@@ -252,7 +254,11 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
                 source: Some("moss-bench".into()),
                 ..Default::default()
             };
-            c.store(&req).await.map(|_| ()).map_err(|e| e.to_string())
+            c.capsules()
+                .store(&req)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
         }
     })
     .await;
@@ -275,7 +281,11 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
                 name: Some(format!("c{owner}-{pick}")),
                 ..Default::default()
             };
-            c.fetch(&req).await.map(|_| ()).map_err(|e| e.to_string())
+            c.capsules()
+                .fetch(&req)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
         }
     })
     .await;

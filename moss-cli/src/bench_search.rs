@@ -16,7 +16,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use moss_client::{Client, ListRequest, SearchRequest, StoreMode, StoreRequest};
+use moss_client::Client;
+use moss_client::capsule::{ListRequest, SearchRequest, StoreMode, StoreRequest};
 use serde::Serialize;
 
 use crate::bench::{OpReport, XorShift, capsule_of_size, phase};
@@ -75,8 +76,8 @@ async fn populate(client: &Client, ws: &str, have: u64, want: u64, size: usize, 
                     ..Default::default()
                 };
                 // A failed store is retried once, then reported and skipped.
-                if c.store(&req).await.is_err()
-                    && let Err(e) = c.store(&req).await
+                if c.capsules().store(&req).await.is_err()
+                    && let Err(e) = c.capsules().store(&req).await
                 {
                     eprintln!("store s{i}: {e}");
                 }
@@ -102,6 +103,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let ws = workspace.unwrap_or_else(|| format!("bench-search-{capsules}"));
     let have = client
+        .capsules()
         .list(&ListRequest {
             workspace: Some(ws.clone()),
             limit: Some(1),
@@ -122,6 +124,7 @@ pub async fn run(
     };
     // Searches wait for the indexer; this one also warms the caches.
     let found = client
+        .capsules()
         .search(&SearchRequest {
             query: COMMON_TERM.into(),
             workspace: Some(ws.clone()),
@@ -153,7 +156,11 @@ pub async fn run(
                 workspace: Some(w),
                 ..Default::default()
             };
-            c.search(&req).await.map(|_| ()).map_err(|e| e.to_string())
+            c.capsules()
+                .search(&req)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
         }
     })
     .await;
@@ -164,6 +171,7 @@ pub async fn run(
     for _ in 0..COMMON_SAMPLES {
         let t = Instant::now();
         let r = client
+            .capsules()
             .search(&SearchRequest {
                 query: COMMON_TERM.into(),
                 workspace: Some(ws.clone()),

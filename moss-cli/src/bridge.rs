@@ -38,14 +38,14 @@ struct Bridge {
 }
 
 /// Runs the bridge until stdin closes.
-pub async fn run(addr: &str) -> anyhow::Result<()> {
+pub async fn run(addr: &str, toolsets: &[String]) -> anyhow::Result<()> {
     // Starts the daemon if needed (which also creates the token on a first start).
     autostart::ensure_running(addr).await?;
     let bridge = Arc::new(Bridge {
         http: reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .build()?,
-        url: format!("{}/mcp", connect::base_url(addr)),
+        url: crate::mcp_config::mcp_url(addr, toolsets),
         addr: addr.to_string(),
         token: connect::token()?,
         session: RwLock::new(None),

@@ -1,7 +1,8 @@
-//! `moss bulk-delete`, `moss bulk-update`, `moss purge` and `moss tools`.
+//! `moss bulk-delete`, `moss bulk-update` and `moss purge`.
 
 use clap::Args;
-use moss_client::{BulkDeleteRequest, BulkUpdateRequest, Client, PurgeRequest};
+use moss_client::Client;
+use moss_client::capsule::{BulkDeleteRequest, BulkUpdateRequest, PurgeRequest};
 
 use crate::capsule::Orchestration;
 use crate::output::{Format, print};
@@ -31,7 +32,7 @@ pub async fn bulk_delete(f: BulkFilter, client: &Client, format: Format) -> anyh
         phase: f.orchestration.phase,
         role: f.orchestration.role,
     };
-    print(&client.bulk_delete(&req).await?, format)
+    print(&client.capsules().bulk_delete(&req).await?, format)
 }
 
 #[derive(Debug, Args)]
@@ -70,7 +71,7 @@ pub async fn bulk_update(a: BulkUpdateArgs, client: &Client, format: Format) -> 
         set_role: a.set_role,
         set_tags,
     };
-    print(&client.bulk_update(&req).await?, format)
+    print(&client.capsules().bulk_update(&req).await?, format)
 }
 
 #[derive(Debug, Args)]
@@ -88,9 +89,5 @@ pub async fn purge(a: PurgeArgs, client: &Client, format: Format) -> anyhow::Res
         workspace: a.workspace,
         older_than_days: a.older_than_days,
     };
-    print(&client.purge(&req).await?, format)
-}
-
-pub async fn tools(client: &Client, format: Format) -> anyhow::Result<()> {
-    print(&client.tools().await?, format)
+    print(&client.capsules().purge(&req).await?, format)
 }

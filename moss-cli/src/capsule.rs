@@ -4,7 +4,8 @@ use std::io::{IsTerminal, Read};
 
 use anyhow::bail;
 use clap::{Args, Subcommand};
-use moss_client::*;
+use moss_client::Client;
+use moss_client::capsule::*;
 
 use crate::output::{Format, print};
 
@@ -145,12 +146,6 @@ pub enum CapsuleCommand {
     ///   moss import --path /srv/backups/moss.jsonl --mode rename
     #[command(verbatim_doc_comment)]
     Import(crate::transfer::ImportArgs),
-    /// List the daemon's MCP tools and whether the config enables them.
-    ///
-    /// Examples:
-    ///   moss tools --format table
-    #[command(verbatim_doc_comment)]
-    Tools,
 }
 
 /// `<id>` or `--workspace` + `--name`.
@@ -364,7 +359,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 }),
                 allow_thin: flag(a.allow_thin),
             };
-            print(&client.store(&req).await?, format)
+            print(&client.capsules().store(&req).await?, format)
         }
         CapsuleCommand::Fetch(a) => {
             let (id, workspace, name) = a.address.parts();
@@ -375,7 +370,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 include_deleted: flag(a.include_deleted),
                 include_text: a.no_text.then_some(false),
             };
-            print(&client.fetch(&req).await?, format)
+            print(&client.capsules().fetch(&req).await?, format)
         }
         CapsuleCommand::FetchMany(a) => {
             let mut items: Vec<CapsuleRef> = a.ids.into_iter().map(CapsuleRef::by_id).collect();
@@ -392,7 +387,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 include_text: a.no_text.then_some(false),
                 include_deleted: flag(a.include_deleted),
             };
-            print(&client.fetch_many(&req).await?, format)
+            print(&client.capsules().fetch_many(&req).await?, format)
         }
         CapsuleCommand::Update(a) => {
             let (id, workspace, name) = a.address.parts();
@@ -410,12 +405,13 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 allow_thin: flag(a.allow_thin),
                 if_updated_at: a.if_updated_at,
             };
-            print(&client.update(&req).await?, format)
+            print(&client.capsules().update(&req).await?, format)
         }
         CapsuleCommand::Delete(a) => {
             let (id, workspace, name) = a.parts();
             print(
                 &client
+                    .capsules()
                     .delete(&DeleteRequest {
                         id,
                         workspace,
@@ -434,7 +430,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 phase: a.orchestration.phase,
                 role: a.orchestration.role,
             };
-            print(&client.latest(&req).await?, format)
+            print(&client.capsules().latest(&req).await?, format)
         }
         CapsuleCommand::List(a) => {
             let req = ListRequest {
@@ -446,7 +442,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 phase: a.orchestration.phase,
                 role: a.orchestration.role,
             };
-            print(&client.list(&req).await?, format)
+            print(&client.capsules().list(&req).await?, format)
         }
         CapsuleCommand::Inventory(a) => {
             let req = InventoryRequest {
@@ -460,7 +456,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 limit: a.limit,
                 offset: a.offset,
             };
-            print(&client.inventory(&req).await?, format)
+            print(&client.capsules().inventory(&req).await?, format)
         }
         CapsuleCommand::Search(a) => crate::search::run(a, client, format).await,
         CapsuleCommand::Compose(a) => crate::compose::compose(a, client, format).await,
@@ -470,6 +466,5 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
         CapsuleCommand::Purge(a) => crate::bulk::purge(a, client, format).await,
         CapsuleCommand::Export(a) => crate::transfer::export(a, client, format).await,
         CapsuleCommand::Import(a) => crate::transfer::import(a, client, format).await,
-        CapsuleCommand::Tools => crate::bulk::tools(client, format).await,
     }
 }

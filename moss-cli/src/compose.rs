@@ -2,8 +2,9 @@
 
 use anyhow::bail;
 use clap::Args;
-use moss_client::{
-    AppendRequest, CapsuleRef, Client, ComposeFormat, ComposeRequest, StoreAs, StoreMode,
+use moss_client::Client;
+use moss_client::capsule::{
+    AppendRequest, CapsuleRef, ComposeFormat, ComposeParts, ComposeRequest, StoreAs, StoreMode,
 };
 
 use crate::capsule::{AddressArgs, Orchestration, flag, stdin_text};
@@ -67,9 +68,10 @@ pub async fn compose(a: ComposeArgs, client: &Client, format: Format) -> anyhow:
         role: a.orchestration.role,
         tags: None,
     });
+    let json_bundle = a.bundle_format == "json";
     let req = ComposeRequest {
         items,
-        format: Some(if a.bundle_format == "json" {
+        format: Some(if json_bundle {
             ComposeFormat::Json
         } else {
             ComposeFormat::Markdown
@@ -77,7 +79,17 @@ pub async fn compose(a: ComposeArgs, client: &Client, format: Format) -> anyhow:
         sections: (!a.sections.is_empty()).then_some(a.sections),
         store_as,
     };
-    print(&client.compose(&req).await?, format)
+    let resp = client.capsules().compose(&req).await?;
+    // For people, a json bundle is shown as its document, indented; `--format json` prints the
+    // daemon's answer as it is, the document being the `bundle_text` string.
+    if json_bundle
+        && format == Format::Table
+        && let Ok(doc) = serde_json::from_str::<ComposeParts>(&resp.bundle_text)
+    {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    print(&resp, format)
 }
 
 #[derive(Debug, Args)]
@@ -111,5 +123,5 @@ pub async fn append(a: AppendArgs, client: &Client, format: Format) -> anyhow::R
         section: a.section,
         content,
     };
-    print(&client.append(&req).await?, format)
+    print(&client.capsules().append(&req).await?, format)
 }

@@ -4,7 +4,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
-use moss_client::{ClientError, DaemonStatus};
+use moss_client::ClientError;
+use moss_client::daemon::DaemonStatus;
 use serde_json::json;
 
 use crate::autostart::{self, Probe, Unavailable};

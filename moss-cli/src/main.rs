@@ -1,9 +1,11 @@
 //! `moss`: every Moss operation as a subcommand, over HTTP to the daemon.
 //!
-//! - `capsule`: the capsule subcommands (store, fetch, …) and their flags; `search`, `compose`
-//!   (compose, append), `bulk` (bulk-delete, bulk-update, purge, tools) and `transfer`
-//!   (export, import) hold the rest.
-//! - `output`: JSON (default) and table rendering; errors as `[CODE] message`.
+//! - `capsule`: the capsule family's subcommand group (store, fetch, …, flattened at the top
+//!   level); `search`, `compose` (compose, append), `bulk` (bulk-delete, bulk-update, purge)
+//!   and `transfer` (export, import) hold the rest. A family's group is one `Subcommand` enum
+//!   with its `run`, and one variant of `Command`.
+//! - `output`: JSON (default), or each response type's own table (`Render`); errors as
+//!   `[CODE] message`.
 //! - `bench`: the load generator behind `moss bench`.
 //! - `connect`: address and token resolution; `autostart`: starting the daemon on demand.
 //! - `lifecycle` (`moss daemon …`), `service` (`moss service …`), `bridge` (`moss mcp`, the
@@ -89,6 +91,15 @@ enum Command {
     #[command(verbatim_doc_comment, subcommand)]
     Service(service::ServiceCommand),
     Mcp(mcp_config::McpArgs),
+    /// List the daemon's MCP tools by family, and whether the config serves them.
+    ///
+    /// A family is a toolset: `moss mcp --toolsets <family>` and `/mcp?toolsets=<family>`
+    /// serve only its tools.
+    ///
+    /// Examples:
+    ///   moss tools --format table
+    #[command(verbatim_doc_comment)]
+    Tools,
     /// Print a shell completion script.
     ///
     /// Examples:
@@ -129,6 +140,10 @@ fn main() -> ExitCode {
             Command::Daemon(cmd) => lifecycle::run(cmd, &addr, cli.format).await,
             Command::Service(cmd) => service::run_command(cmd, &addr).await,
             Command::Mcp(args) => mcp_config::run(args, &addr).await,
+            Command::Tools => {
+                let client = autostart::ensure_running(&addr).await?;
+                output::print(&client.tools().await?, cli.format)
+            }
             Command::Completions { shell } => {
                 clap_complete::generate(shell, &mut Cli::command(), "moss", &mut std::io::stdout());
                 Ok(())

@@ -17,11 +17,16 @@ use crate::{autostart, connect};
 ///
 /// Examples:
 ///   moss mcp                                   # run by the MCP client, not by hand
+///   moss mcp --toolsets capsule                # serve the capsule tools only
 ///   moss mcp config claude-code
-///   moss mcp config cursor --stdio
+///   moss mcp config cursor --stdio --toolsets capsule
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment, args_conflicts_with_subcommands = true)]
 pub struct McpArgs {
+    /// Serve only these families of tools (comma-separated, e.g. capsule); default: every
+    /// family the daemon's config serves. `moss tools` lists them.
+    #[arg(long, value_delimiter = ',')]
+    toolsets: Vec<String>,
     #[command(subcommand)]
     pub command: Option<McpCommand>,
 }
@@ -39,6 +44,7 @@ pub enum McpCommand {
     ///   moss mcp config claude-code | sh           # runs `claude mcp add …`
     ///   moss mcp config codex >> ~/.codex/config.toml
     ///   moss mcp config cursor --stdio
+    ///   moss mcp config claude-code --toolsets capsule
     #[command(verbatim_doc_comment)]
     Config(ConfigArgs),
 }
@@ -50,6 +56,10 @@ pub struct ConfigArgs {
     /// Have the client spawn the stdio bridge (`moss mcp`) instead of talking HTTP.
     #[arg(long)]
     stdio: bool,
+    /// Connect the client to these families of tools only (comma-separated, e.g.
+    /// capsule); default: every family the daemon's config serves. `moss tools` lists them.
+    #[arg(long, value_delimiter = ',')]
+    toolsets: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -64,27 +74,69 @@ pub enum McpClient {
 
 pub async fn run(args: McpArgs, addr: &str) -> anyhow::Result<()> {
     match args.command {
-        None => crate::bridge::run(addr).await,
+        None => crate::bridge::run(addr, &args.toolsets).await,
         Some(McpCommand::Config(c)) => {
+            // HTTP needs the token, which the first start creates; toolsets are checked
+            // against what the daemon serves.
+            if !c.stdio || !c.toolsets.is_empty() {
+                let client = autostart::ensure_running(addr).await?;
+                check_toolsets(&client, &c.toolsets).await?;
+            }
             let (text, hint) = if c.stdio {
                 let moss = std::env::current_exe().context("cannot tell where moss is")?;
                 let moss = moss.canonicalize().unwrap_or(moss);
-                stdio_config(c.client, &moss, &bridge_env(addr))
+                stdio_config(c.client, &moss, &bridge_env(addr), &c.toolsets)
             } else {
-                autostart::ensure_running(addr).await?;
                 let token = connect::token()?.context(
                     "the daemon runs but there is no token to put in the configuration: \
                      $MOSS_HOME/token is missing and MOSS_TOKEN is unset (is auth \"none\"? then \
                      leave the header out)",
                 )?;
-                let url = format!("{}/mcp", connect::base_url(addr));
-                http_config(c.client, &url, &token)
+                http_config(c.client, &mcp_url(addr, &c.toolsets), &token)
             };
             print!("{text}");
             eprintln!("{hint}");
             Ok(())
         }
     }
+}
+
+/// The daemon's MCP endpoint, narrowed to `toolsets` when some are given.
+pub fn mcp_url(addr: &str, toolsets: &[String]) -> String {
+    let base = format!("{}/mcp", connect::base_url(addr));
+    let names: Vec<&str> = toolsets
+        .iter()
+        .map(|t| t.trim())
+        .filter(|t| !t.is_empty())
+        .collect();
+    if names.is_empty() {
+        base
+    } else {
+        format!("{base}?toolsets={}", names.join(","))
+    }
+}
+
+/// Refuses a toolset the daemon does not serve before it goes into a client's configuration,
+/// naming the ones it does.
+async fn check_toolsets(client: &moss_client::Client, toolsets: &[String]) -> anyhow::Result<()> {
+    if toolsets.is_empty() {
+        return Ok(());
+    }
+    let mut served: Vec<String> = Vec::new();
+    for t in client.tools().await?.tools {
+        if t.enabled && !served.contains(&t.family) {
+            served.push(t.family);
+        }
+    }
+    for name in toolsets.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        if name != "all" && !served.iter().any(|s| s == name) {
+            anyhow::bail!(
+                "[INVALID_REQUEST] unknown toolset {name:?}; the daemon serves: {} (or all)",
+                served.join(", ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// What the bridge needs from this environment to reach the same daemon: a non-default address
@@ -136,8 +188,18 @@ fn http_config(client: McpClient, url: &str, token: &str) -> (String, String) {
     }
 }
 
-fn stdio_config(client: McpClient, moss: &Path, env: &[(String, String)]) -> (String, String) {
+fn stdio_config(
+    client: McpClient,
+    moss: &Path,
+    env: &[(String, String)],
+    toolsets: &[String],
+) -> (String, String) {
     let moss = moss.display().to_string();
+    let mut args = vec!["mcp".to_string()];
+    if !toolsets.is_empty() {
+        args.push("--toolsets".into());
+        args.push(toolsets.join(","));
+    }
     match client {
         McpClient::ClaudeCode => {
             let env_flags: String = env
@@ -146,16 +208,24 @@ fn stdio_config(client: McpClient, moss: &Path, env: &[(String, String)]) -> (St
                 .collect();
             (
                 format!(
-                    "claude mcp add --transport stdio moss{env_flags} -- {} mcp\n",
-                    autostart::shell_word(&moss)
+                    "claude mcp add --transport stdio moss{env_flags} -- {} {}\n",
+                    autostart::shell_word(&moss),
+                    args.iter()
+                        .map(|a| autostart::shell_word(a))
+                        .collect::<Vec<_>>()
+                        .join(" ")
                 ),
                 "# run that command (add `--scope user` for every project)".into(),
             )
         }
         McpClient::Codex => {
             let mut text = format!(
-                "[mcp_servers.moss]\ncommand = {}\nargs = [\"mcp\"]\n",
-                toml_str(&moss)
+                "[mcp_servers.moss]\ncommand = {}\nargs = [{}]\n",
+                toml_str(&moss),
+                args.iter()
+                    .map(|a| toml_str(a))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             if !env.is_empty() {
                 let pairs: Vec<String> = env
@@ -167,7 +237,7 @@ fn stdio_config(client: McpClient, moss: &Path, env: &[(String, String)]) -> (St
             (text, "# add that to ~/.codex/config.toml".into())
         }
         McpClient::Cursor => {
-            let mut server = json!({"command": moss, "args": ["mcp"]});
+            let mut server = json!({"command": moss, "args": args});
             if !env.is_empty() {
                 server["env"] = env
                     .iter()
@@ -222,23 +292,50 @@ mod tests {
     fn stdio_configs_spawn_the_bridge_with_the_environment_it_needs() {
         let env = vec![("MOSS_ADDR".to_string(), "127.0.0.1:7000".to_string())];
         let moss = Path::new("/opt/moss bin/moss");
-        let (claude, _) = stdio_config(McpClient::ClaudeCode, moss, &env);
+        let (claude, _) = stdio_config(McpClient::ClaudeCode, moss, &env, &[]);
         assert_eq!(
             claude,
             "claude mcp add --transport stdio moss --env MOSS_ADDR=127.0.0.1:7000 -- \
              '/opt/moss bin/moss' mcp\n"
         );
-        let (codex, _) = stdio_config(McpClient::Codex, moss, &env);
+        let (codex, _) = stdio_config(McpClient::Codex, moss, &env, &[]);
         assert_eq!(
             codex,
             "[mcp_servers.moss]\ncommand = \"/opt/moss bin/moss\"\nargs = [\"mcp\"]\n\
              env = { MOSS_ADDR = \"127.0.0.1:7000\" }\n"
         );
-        let (cursor, _) = stdio_config(McpClient::Cursor, moss, &[]);
+        let (cursor, _) = stdio_config(McpClient::Cursor, moss, &[], &[]);
         let v: serde_json::Value = serde_json::from_str(&cursor).unwrap();
         assert_eq!(
             v["mcpServers"]["moss"],
             json!({"command": "/opt/moss bin/moss", "args": ["mcp"]})
+        );
+    }
+
+    #[test]
+    fn toolsets_narrow_the_url_and_the_bridge() {
+        assert_eq!(mcp_url("127.0.0.1:6677", &[]), "http://127.0.0.1:6677/mcp");
+        let toolsets = vec!["capsule".to_string(), "tasks".to_string()];
+        assert_eq!(
+            mcp_url("127.0.0.1:6677", &toolsets),
+            "http://127.0.0.1:6677/mcp?toolsets=capsule,tasks"
+        );
+        let moss = Path::new("/bin/moss");
+        let (claude, _) = stdio_config(McpClient::ClaudeCode, moss, &[], &toolsets);
+        assert_eq!(
+            claude,
+            "claude mcp add --transport stdio moss -- /bin/moss mcp --toolsets capsule,tasks\n"
+        );
+        let (codex, _) = stdio_config(McpClient::Codex, moss, &[], &toolsets);
+        assert!(
+            codex.contains("args = [\"mcp\", \"--toolsets\", \"capsule,tasks\"]"),
+            "{codex}"
+        );
+        let (cursor, _) = stdio_config(McpClient::Cursor, moss, &[], &toolsets);
+        let v: serde_json::Value = serde_json::from_str(&cursor).unwrap();
+        assert_eq!(
+            v["mcpServers"]["moss"]["args"],
+            json!(["mcp", "--toolsets", "capsule,tasks"])
         );
     }
 }

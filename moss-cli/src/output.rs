@@ -6,7 +6,11 @@ use std::io::IsTerminal;
 use comfy_table::{
     Attribute, Cell, Color, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED,
 };
-use moss_client::{Capsule, ClientError, SearchHit};
+use moss_client::ClientError;
+use moss_client::capsule::{
+    Capsule, CapsulePage, ComposeResponse, FetchManyResponse, LatestResponse, SearchPage,
+};
+use moss_client::daemon::ToolList;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -18,14 +22,162 @@ pub enum Format {
     Table,
 }
 
-/// Prints `value` in `format`.
-pub fn print<T: Serialize>(value: &T, format: Format) -> anyhow::Result<()> {
-    let json = serde_json::to_value(value)?;
+/// Prints `value` in `format`: JSON exactly as the daemon answered, or the type's own table.
+pub fn print<T: Render>(value: &T, format: Format) -> anyhow::Result<()> {
     match format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&json)?),
-        Format::Table => println!("{}", table(&json)),
+        Format::Json => println!("{}", serde_json::to_string_pretty(value)?),
+        Format::Table => println!("{}", value.table()),
     }
     Ok(())
+}
+
+/// How a response reads as a table. Each response type says it; the default is one
+/// key/value row per field.
+pub trait Render: Serialize {
+    fn table(&self) -> String {
+        key_values(&serde_json::to_value(self).unwrap_or(Value::Null))
+    }
+}
+
+macro_rules! key_value_tables {
+    ($($t:ty),* $(,)?) => { $(impl Render for $t {})* };
+}
+
+key_value_tables!(
+    moss_client::capsule::CapsuleHandle,
+    moss_client::capsule::DeleteResponse,
+    moss_client::capsule::AppendResponse,
+    moss_client::capsule::BulkDeleteResponse,
+    moss_client::capsule::BulkUpdateResponse,
+    moss_client::capsule::PurgeResponse,
+    moss_client::capsule::ExportResponse,
+    moss_client::capsule::ImportResponse,
+    moss_client::daemon::DaemonStatus,
+    moss_client::daemon::ShutdownResponse,
+    Value,
+);
+
+impl Render for Capsule {
+    /// Its fields, then its text below the table.
+    fn table(&self) -> String {
+        let mut fields = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Some(map) = fields.as_object_mut() {
+            map.remove("capsule_text");
+        }
+        match &self.capsule_text {
+            Some(text) => format!("{}\n\n{text}", key_values(&fields)),
+            None => key_values(&fields),
+        }
+    }
+}
+
+impl Render for LatestResponse {
+    fn table(&self) -> String {
+        match &self.item {
+            Some(c) => c.table(),
+            None => "(none)".into(),
+        }
+    }
+}
+
+impl Render for CapsulePage {
+    /// A row per capsule, then where the page stands.
+    fn table(&self) -> String {
+        let mut t = new_table();
+        set_header(&mut t, SUMMARY_COLUMNS);
+        for c in &self.items {
+            t.add_row(summary_row(c));
+        }
+        format!("{t}\n{}", page_footer(self.items.len(), &self.pagination))
+    }
+}
+
+impl Render for SearchPage {
+    fn table(&self) -> String {
+        let mut t = new_table();
+        set_header(&mut t, ["id", "workspace", "name", "title", "snippet"]);
+        for h in &self.items {
+            t.add_row(vec![
+                h.id.clone(),
+                h.workspace.clone(),
+                h.name.clone().unwrap_or_default(),
+                h.title.clone().unwrap_or_default(),
+                plain_snippet(&h.snippet),
+            ]);
+        }
+        format!("{t}\n{}", page_footer(self.items.len(), &self.pagination))
+    }
+}
+
+impl Render for FetchManyResponse {
+    /// A row per capsule found, then a line per ref that was not.
+    fn table(&self) -> String {
+        let mut t = new_table();
+        set_header(&mut t, SUMMARY_COLUMNS);
+        for c in &self.items {
+            t.add_row(summary_row(c));
+        }
+        let mut out = t.to_string();
+        for e in &self.errors {
+            out.push_str(&format!("\n[{}] {}", e.code, e.message));
+        }
+        out
+    }
+}
+
+impl Render for ComposeResponse {
+    /// The bundle itself, as it would be pasted.
+    fn table(&self) -> String {
+        let mut out = self.bundle_text.clone();
+        if let Some(stored) = &self.stored {
+            out.push_str(&format!("\n\nstored as {}", stored.id));
+        }
+        out
+    }
+}
+
+impl Render for ToolList {
+    fn table(&self) -> String {
+        let mut t = new_table();
+        set_header(&mut t, ["family", "tool", "enabled"]);
+        for tool in &self.tools {
+            t.add_row(vec![
+                tool.family.clone(),
+                tool.name.clone(),
+                tool.enabled.to_string(),
+            ]);
+        }
+        t.to_string()
+    }
+}
+
+/// Where a page stands: `20 of 143 (offset 0), more with --offset`.
+fn page_footer(shown: usize, p: &moss_client::capsule::Pagination) -> String {
+    format!(
+        "{shown} of {} (offset {}){}",
+        p.total,
+        p.offset,
+        if p.has_more {
+            ", more with --offset"
+        } else {
+            ""
+        }
+    )
+}
+
+/// One row per field of a JSON object: strings as they are, other values as JSON.
+fn key_values(object: &Value) -> String {
+    let mut t = new_table();
+    if let Some(map) = object.as_object() {
+        for (k, v) in map {
+            let shown = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            t.add_row(vec![k.clone(), shown]);
+        }
+    }
+    t.to_string()
 }
 
 const SUMMARY_COLUMNS: [&str; 7] = [
@@ -118,104 +270,6 @@ pub fn warn(message: &str) {
     }
 }
 
-/// Lists of capsules become one row each; a single object becomes key/value rows, with a
-/// capsule's text printed below the table.
-fn table(json: &Value) -> String {
-    if let Some(tools) = json.get("tools").and_then(Value::as_array) {
-        let mut t = new_table();
-        set_header(&mut t, ["tool", "enabled"]);
-        for tool in tools {
-            t.add_row(vec![
-                tool["name"].as_str().unwrap_or("").to_string(),
-                tool["enabled"].to_string(),
-            ]);
-        }
-        return t.to_string();
-    }
-    let items = json.get("items").and_then(Value::as_array);
-    if let Some(items) = items {
-        let mut t = new_table();
-        let hits = json.get("sort").and_then(Value::as_str) == Some("relevance");
-        if hits {
-            set_header(&mut t, ["id", "workspace", "name", "title", "snippet"]);
-        } else {
-            set_header(&mut t, SUMMARY_COLUMNS);
-        }
-        for item in items {
-            if hits && let Ok(h) = serde_json::from_value::<SearchHit>(item.clone()) {
-                t.add_row(vec![
-                    h.id,
-                    h.workspace,
-                    h.name.unwrap_or_default(),
-                    h.title.unwrap_or_default(),
-                    plain_snippet(&h.snippet),
-                ]);
-            } else if let Ok(c) = serde_json::from_value::<Capsule>(item.clone()) {
-                t.add_row(summary_row(&c));
-            }
-        }
-        let mut out = t.to_string();
-        if let Some(p) = json.get("pagination") {
-            out.push_str(&format!(
-                "\n{} of {} (offset {}){}",
-                items.len(),
-                p["total"],
-                p["offset"],
-                if p["has_more"] == Value::Bool(true) {
-                    ", more with --offset"
-                } else {
-                    ""
-                }
-            ));
-        }
-        if let Some(errors) = json.get("errors").and_then(Value::as_array)
-            && !errors.is_empty()
-        {
-            for e in errors {
-                out.push_str(&format!(
-                    "\n[{}] {}",
-                    e["code"].as_str().unwrap_or(""),
-                    e["message"].as_str().unwrap_or("")
-                ));
-            }
-        }
-        return out;
-    }
-    if let Some(bundle) = json.get("bundle_text").and_then(Value::as_str) {
-        let mut out = bundle.to_string();
-        if let Some(stored) = json.get("stored") {
-            out.push_str(&format!(
-                "\n\nstored as {}",
-                stored["id"].as_str().unwrap_or("")
-            ));
-        }
-        return out;
-    }
-    let object = json.get("item").unwrap_or(json);
-    if object.is_null() {
-        return "(none)".into();
-    }
-    let mut t = new_table();
-    let mut text = None;
-    if let Some(map) = object.as_object() {
-        for (k, v) in map {
-            if k == "capsule_text" {
-                text = v.as_str().map(str::to_string);
-                continue;
-            }
-            let shown = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            t.add_row(vec![k.clone(), shown]);
-        }
-    }
-    match text {
-        Some(text) => format!("{t}\n\n{text}"),
-        None => t.to_string(),
-    }
-}
-
 /// A search snippet for a terminal: highlights dropped, entities decoded.
 fn plain_snippet(html: &str) -> String {
     html.replace("<b>", "")
@@ -249,6 +303,49 @@ pub fn error_line(e: &anyhow::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each response type renders its own table: tools by family, an empty latest as
+    /// `(none)`, a page with where it stands, a bundle as its text.
+    #[test]
+    fn each_response_type_renders_its_own_table() {
+        let tools = ToolList {
+            tools: vec![moss_client::daemon::ToolInfo {
+                name: "capsule_store".into(),
+                family: "capsule".into(),
+                description: "Store a capsule".into(),
+                enabled: true,
+            }],
+        };
+        let t = tools.table();
+        assert!(
+            t.contains("family") && t.contains("capsule_store") && t.contains("true"),
+            "{t}"
+        );
+        assert_eq!(LatestResponse { item: None }.table(), "(none)");
+        let page = CapsulePage {
+            items: Vec::new(),
+            pagination: moss_client::capsule::Pagination {
+                limit: 20,
+                offset: 40,
+                has_more: true,
+                total: 143,
+            },
+            sort: "updated_at_desc".into(),
+        };
+        assert!(
+            page.table()
+                .ends_with("0 of 143 (offset 40), more with --offset"),
+            "{}",
+            page.table()
+        );
+        let bundle = ComposeResponse {
+            bundle_text: "## a\n\ntext\n".into(),
+            bundle_chars: 11,
+            parts_count: 1,
+            stored: None,
+        };
+        assert_eq!(bundle.table(), "## a\n\ntext\n");
+    }
 
     #[test]
     fn only_the_code_prefix_is_painted_and_only_when_asked() {

@@ -1,7 +1,8 @@
 //! `moss search`.
 
 use clap::Args;
-use moss_client::{Client, SearchRequest};
+use moss_client::Client;
+use moss_client::capsule::SearchRequest;
 
 use crate::capsule::{Orchestration, flag};
 use crate::output::{Format, print};
@@ -41,5 +42,5 @@ pub async fn run(a: SearchArgs, client: &Client, format: Format) -> anyhow::Resu
         limit: a.limit,
         offset: a.offset,
     };
-    print(&client.search(&req).await?, format)
+    print(&client.capsules().search(&req).await?, format)
 }

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use moss_client::{Client, Health};
+use moss_client::Client;
+use moss_client::daemon::Health;
 
 use crate::autostart::{self, Probe, Unavailable};
 use crate::connect;

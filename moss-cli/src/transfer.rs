@@ -4,7 +4,8 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use moss_client::{Client, ExportRequest, ImportMode, ImportRequest};
+use moss_client::Client;
+use moss_client::capsule::{ExportRequest, ImportMode, ImportRequest};
 
 use crate::output::{Format, print};
 
@@ -53,7 +54,7 @@ pub async fn export(a: ExportArgs, client: &Client, format: Format) -> anyhow::R
         include_deleted: a.include_deleted.then_some(true),
     };
     let id = ulid::Ulid::generate().to_string();
-    let r = with_progress(client, &id, client.export(&req, Some(&id))).await?;
+    let r = with_progress(client, &id, client.capsules().export(&req, Some(&id))).await?;
     print(&r, format)
 }
 
@@ -67,7 +68,7 @@ pub async fn import(a: ImportArgs, client: &Client, format: Format) -> anyhow::R
         }),
     };
     let id = ulid::Ulid::generate().to_string();
-    let r = with_progress(client, &id, client.import(&req, Some(&id))).await?;
+    let r = with_progress(client, &id, client.capsules().import(&req, Some(&id))).await?;
     print(&r, format)
 }
 

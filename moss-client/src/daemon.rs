@@ -1,4 +1,5 @@
-//! The daemon's own state: `GET /status` and `POST /shutdown` (both behind the token).
+//! The daemon's own routes: `GET /health`, `GET /status`, `POST /shutdown`, `GET /tools`, and
+//! the progress reports long operations publish (`GET /progress/{id}`).
 
 use serde::{Deserialize, Serialize};
 
@@ -20,13 +21,31 @@ pub struct DaemonStatus {
     pub started_at: i64,
     /// Seconds since it started.
     pub uptime_seconds: u64,
-    /// Text changes committed but not yet in the full-text index. The indexer runs at the lowest
-    /// CPU priority and works at most a quarter of the time while writes keep arriving, so after
-    /// a burst of writes it catches up once they stop; a search waits for the changes committed
-    /// before it (the indexer then works flat out), at most 5 s. Absent from daemons older than
-    /// this field.
+    /// Text changes committed but not yet in the full-text index, summed over its sources
+    /// (`index`). The indexer runs at the lowest CPU priority and works at most a quarter of the
+    /// time while writes keep arriving, so after a burst of writes it catches up once they stop;
+    /// a search waits for the changes committed before it (the indexer then works flat out), at
+    /// most 5 s. Absent from daemons older than this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_behind: Option<i64>,
+    /// The full-text index, source by source (`capsules`, …). Empty from daemons older than
+    /// this field.
+    #[serde(default)]
+    pub index: Vec<IndexStatus>,
+}
+
+/// How far the full-text index of one source (a kind of searchable row) has come.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct IndexStatus {
+    /// The source: `capsules`.
+    pub source: String,
+    /// The position of its newest committed text change (a counter of its changes).
+    pub queued: i64,
+    /// The position up to which the index holds its changes.
+    pub applied: i64,
+    /// Text changes committed but not yet in the index: `queued - applied`, never negative.
+    pub behind: i64,
 }
 
 /// `POST /shutdown`: the daemon has begun a graceful shutdown.
@@ -37,4 +56,49 @@ pub struct ShutdownResponse {
     pub status: String,
     /// The process that is stopping.
     pub pid: u32,
+}
+
+/// `GET /health`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct Health {
+    pub status: String,
+    pub version: String,
+}
+
+/// One MCP tool as `GET /tools` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct ToolInfo {
+    pub name: String,
+    /// The family (toolset) it belongs to: `capsule`, …
+    pub family: String,
+    pub description: String,
+    /// False when the config leaves its family out of `toolsets`, or `disabled_tools` or
+    /// `disabled_types` turns it off.
+    pub enabled: bool,
+}
+
+/// `GET /tools`: every tool the daemon knows, in listing order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct ToolList {
+    pub tools: Vec<ToolInfo>,
+}
+
+/// The request header naming a progress report: `GET /progress/{id}` then reads it while the
+/// request runs. The id is chosen by the client: 1 to 64 characters of `[A-Za-z0-9_-]`.
+pub const PROGRESS_HEADER: &str = "x-moss-progress";
+
+/// `GET /progress/{id}`: how far the request carrying that `X-Moss-Progress` id has got.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct ProgressReport {
+    /// Units done in the current phase.
+    pub done: u64,
+    /// Units in the current phase (0 while unknown).
+    pub total: u64,
+    /// What is being done: "starting" (waiting for a connection), "exporting" (capsules),
+    /// "checking" (bytes of the import file), "importing" (records).
+    pub phase: String,
 }

@@ -200,7 +200,7 @@ mod tests {
     }
 
     #[test]
-    fn statuses_match_the_seed_table() {
+    fn each_code_has_its_http_status() {
         assert_eq!(ErrorCode::AmbiguousAddressing.status(), 400);
         assert_eq!(ErrorCode::NotFound.status(), 404);
         assert_eq!(ErrorCode::NameAlreadyExists.status(), 409);
@@ -213,7 +213,7 @@ mod tests {
     }
 
     #[test]
-    fn envelope_has_the_seed_shape() {
+    fn envelope_nests_code_status_and_details_under_error() {
         let env = ErrorEnvelope {
             error: ErrorBody::new(
                 ErrorCode::CapsuleTooThin,

@@ -1,33 +1,23 @@
 //! Moss wire types and client.
 //!
 //! - [`error`]: the error codes, their HTTP statuses, and the `{"error":{...}}` envelope.
-//! - [`capsule`]: requests and responses of the core `capsule_*` operations.
-//! - [`search`], [`compose`] (compose and append), [`bulk`] (bulk delete/update, purge, tool
-//!   listing), [`transfer`] (export, import, progress reports): the other capsule operations.
-//! - [`daemon`]: the daemon's status and shutdown.
-//! - `client` (feature `http`, on by default): a typed async client over the REST routes.
+//! - [`capsule`]: requests and responses of the `capsule_*` operations (one module per family;
+//!   the next ones are `reasoning`, `tasks` and `memory`).
+//! - [`daemon`]: the daemon's own routes: health, status, shutdown, the tool list, progress.
+//! - `client` (feature `http`, on by default): a typed async client over the REST routes, with a
+//!   handle per family (`client.capsules()`).
 //!
 //! The daemon depends on this crate for its wire types, so what it sends is exactly what the
 //! client decodes.
 
-pub mod bulk;
 pub mod capsule;
-pub mod compose;
 pub mod daemon;
 pub mod error;
-pub mod search;
-pub mod transfer;
 
 #[cfg(feature = "http")]
 mod client;
 
-pub use bulk::*;
-pub use capsule::*;
-pub use compose::*;
-pub use daemon::*;
 pub use error::{ErrorBody, ErrorCode, ErrorEnvelope};
-pub use search::*;
-pub use transfer::*;
 
 #[cfg(feature = "http")]
 pub use client::{Client, ClientError};

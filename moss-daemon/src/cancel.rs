@@ -1,9 +1,11 @@
-//! Cancellation of long operations when the client goes away (seed 001 §7.1).
+//! Cancellation of long operations when the client goes away.
 //!
 //! A request's future is dropped when its client disconnects, but work already handed to a
 //! blocking thread or to the writer keeps running. [`Cancel::new`] returns a token for that work
 //! and a guard for the request's future: when the guard is dropped before [`CancelGuard::disarm`],
 //! the token reports cancellation and loops stop at their next check with `499 CANCELLED`.
+//! Domain operations make their tokens with [`on_drop`]; REST handlers and MCP tools never
+//! make one: dropping the operation's future is all they do.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,6 +57,18 @@ impl Cancel {
     }
 }
 
+/// Runs the work `start` makes around a new token, which fires if the returned future is
+/// dropped before the work has finished (the client went away).
+pub async fn on_drop<T, F>(start: impl FnOnce(Cancel) -> F) -> T
+where
+    F: Future<Output = T>,
+{
+    let (cancel, guard) = Cancel::new();
+    let out = start(cancel).await;
+    guard.disarm();
+    out
+}
+
 impl CancelGuard {
     /// The work finished: dropping the guard no longer cancels anything.
     pub fn disarm(mut self) {
@@ -90,5 +104,19 @@ mod tests {
         guard.disarm();
         assert!(!token.is_cancelled());
         assert!(!Cancel::never().is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn on_drop_cancels_only_work_dropped_before_it_finished() {
+        let finished = on_drop(|cancel| async move { cancel }).await;
+        assert!(!finished.is_cancelled());
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let work = on_drop(|cancel| async move {
+            tx.send(cancel).unwrap();
+            std::future::pending::<()>().await
+        });
+        let timeout = std::time::Duration::from_millis(10);
+        assert!(tokio::time::timeout(timeout, work).await.is_err());
+        assert!(rx.await.unwrap().is_cancelled());
     }
 }

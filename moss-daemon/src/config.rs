@@ -1,5 +1,5 @@
 //! Configuration: `$MOSS_HOME/config.json` merged with the nearest `.moss/config.json` above the
-//! working directory (seed 001 §8.1).
+//! working directory.
 //!
 //! Merge rules: scalars from the repo file override the global ones when non-zero (non-empty);
 //! booleans are OR-ed; arrays are concatenated and deduplicated. Unknown keys are warned about,
@@ -10,28 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// Tool names of the capsule memory, for `disabled_tools` validation.
-pub const CAPSULE_TOOLS: &[&str] = &[
-    "capsule_store",
-    "capsule_fetch",
-    "capsule_fetch_many",
-    "capsule_update",
-    "capsule_delete",
-    "capsule_latest",
-    "capsule_list",
-    "capsule_inventory",
-    "capsule_search",
-    "capsule_export",
-    "capsule_import",
-    "capsule_purge",
-    "capsule_bulk_delete",
-    "capsule_bulk_update",
-    "capsule_compose",
-    "capsule_append",
-];
-
-/// Type names `disabled_types` accepts.
-pub const TYPES: &[&str] = &["capsule"];
+use crate::family::{self, Toolsets};
 
 /// How hard a commit pushes data to disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -65,12 +44,15 @@ pub struct Config {
     /// Idle read connections kept open (`db_max_idle_conns`, 0 = all of them).
     pub read_pool_idle: u32,
     pub disabled_tools: Vec<String>,
+    /// Families whose tools are all disabled.
     pub disabled_types: Vec<String>,
+    /// The families `/mcp` serves (`toolsets`; default: all). A connection may narrow them.
+    pub toolsets: Toolsets,
     pub durability: Durability,
     pub auth: Auth,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
-    /// Largest file `capsule_import` reads, in bytes (seed 001 §10: 25 MB).
+    /// Largest file `capsule_import` reads, in bytes (default 25 MiB).
     pub max_import_bytes: u64,
     /// Files that were read, in merge order.
     pub sources: Vec<PathBuf>,
@@ -93,6 +75,7 @@ impl Default for Config {
             read_pool_idle: DEFAULT_READ_POOL_SIZE,
             disabled_tools: Vec::new(),
             disabled_types: Vec::new(),
+            toolsets: Toolsets::all(),
             durability: Durability::Normal,
             auth: Auth::Token,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -113,6 +96,7 @@ struct FileConfig {
     db_max_idle_conns: Option<u32>,
     disabled_tools: Option<Vec<String>>,
     disabled_types: Option<Vec<String>>,
+    toolsets: Option<Vec<String>>,
     durability: Option<Durability>,
     auth: Option<Auth>,
     max_body_bytes: Option<usize>,
@@ -127,6 +111,7 @@ const KNOWN_KEYS: &[&str] = &[
     "db_max_idle_conns",
     "disabled_tools",
     "disabled_types",
+    "toolsets",
     "durability",
     "auth",
     "max_body_bytes",
@@ -182,6 +167,7 @@ impl Config {
         };
         self.disabled_tools = f.disabled_tools.unwrap_or_default();
         self.disabled_types = f.disabled_types.unwrap_or_default();
+        self.toolsets = toolsets(f.toolsets.unwrap_or_default(), &mut self.warnings);
         self.durability = f.durability.unwrap_or_default();
         self.auth = f.auth.unwrap_or_default();
         if let Some(v) = f.max_body_bytes.filter(|v| *v > 0) {
@@ -203,31 +189,47 @@ impl Config {
 
     fn validate_names(&mut self) {
         for tool in &self.disabled_tools {
-            if !CAPSULE_TOOLS.contains(&tool.as_str()) {
+            if family::tool(tool).is_none() {
                 self.warnings.push(format!(
                     "disabled_tools names an unknown tool {tool:?}; known tools: {}",
-                    CAPSULE_TOOLS.join(", ")
+                    family::tools()
+                        .map(|(_, t)| t.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
         }
         for ty in &self.disabled_types {
-            if !TYPES.contains(&ty.as_str()) {
+            if family::family(ty).is_none() {
                 self.warnings.push(format!(
-                    "disabled_types names an unknown type {ty:?}; known types: {}",
-                    TYPES.join(", ")
+                    "disabled_types names an unknown family {ty:?}; known families: {}",
+                    family::family_names().join(", ")
                 ));
             }
         }
     }
 
-    /// Whether a tool is switched off by `disabled_tools` or `disabled_types`.
-    pub fn tool_disabled(&self, tool: &str) -> bool {
-        if self.disabled_tools.iter().any(|t| t == tool) {
-            return true;
-        }
-        let ty = tool.split('_').next().unwrap_or(tool);
-        self.disabled_types.iter().any(|t| t == ty)
+    /// Whether `tool` of `family` is switched off by `disabled_tools` or `disabled_types`.
+    pub fn tool_disabled(&self, family: &str, tool: &str) -> bool {
+        self.disabled_tools.iter().any(|t| t == tool)
+            || self.disabled_types.iter().any(|t| t == family)
     }
+}
+
+/// The families `toolsets` names: every family when it names none; an unknown name is warned
+/// about and left out.
+fn toolsets(names: Vec<String>, warnings: &mut Vec<String>) -> Toolsets {
+    let mut known = Vec::new();
+    for name in names {
+        match Toolsets::named(&[&name]) {
+            Ok(_) => known.push(name),
+            Err(e) => warnings.push(format!("toolsets: {e}; it is ignored")),
+        }
+    }
+    if known.is_empty() {
+        return Toolsets::all();
+    }
+    Toolsets::named(&known).unwrap_or_else(|_| Toolsets::all())
 }
 
 fn find_repo_config(cwd: &Path) -> Option<PathBuf> {
@@ -317,6 +319,7 @@ fn merge(into: &mut FileConfig, over: FileConfig) {
     list(&mut into.allowed_paths, over.allowed_paths);
     list(&mut into.disabled_tools, over.disabled_tools);
     list(&mut into.disabled_types, over.disabled_types);
+    list(&mut into.toolsets, over.toolsets);
 }
 
 #[cfg(test)]
@@ -391,12 +394,30 @@ mod tests {
             disabled_types: vec!["capsule".into()],
             ..Config::default()
         };
-        assert!(cfg.tool_disabled("capsule_store"));
+        assert!(cfg.tool_disabled("capsule", "capsule_store"));
         let cfg = Config {
             disabled_tools: vec!["capsule_purge".into()],
             ..Config::default()
         };
-        assert!(cfg.tool_disabled("capsule_purge"));
-        assert!(!cfg.tool_disabled("capsule_store"));
+        assert!(cfg.tool_disabled("capsule", "capsule_purge"));
+        assert!(!cfg.tool_disabled("capsule", "capsule_store"));
+    }
+
+    #[test]
+    fn toolsets_default_to_all_and_an_unknown_one_warns() {
+        let home = tempfile::tempdir().unwrap();
+        assert_eq!(
+            Config::load(home.path(), home.path()).unwrap().toolsets,
+            Toolsets::all()
+        );
+        write(home.path(), r#"{"toolsets": ["capsule", "kapsule"]}"#);
+        let cfg = Config::load(home.path(), home.path()).unwrap();
+        assert_eq!(cfg.toolsets.names(), ["capsule"]);
+        assert_eq!(cfg.warnings.len(), 1, "{:?}", cfg.warnings);
+        assert!(
+            cfg.warnings[0].contains("\"kapsule\"") && cfg.warnings[0].contains("capsule"),
+            "{:?}",
+            cfg.warnings
+        );
     }
 }

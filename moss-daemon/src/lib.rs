@@ -3,7 +3,13 @@
 //!
 //! - [`server`]: start/stop a daemon (home, config, lock, token, store, listener).
 //! - [`store`]: SQLite: migrations, the writer thread with group commit, the read pool.
-//! - [`capsule`]: the capsule memory's operations.
+//! - [`family`]: the registry of families (a memory's MCP tools and REST routes, registered
+//!   once); [`app`]: the state handlers reach, one handle per memory.
+//! - [`capsule`]: the capsule memory's operations, and its family.
+//! - What every memory shares, so that none writes it again: [`names`] (workspace and name
+//!   normalization), [`bounds`] (length bounds of text fields), [`tags`] (cleaning, storing
+//!   and filtering tags), [`page`] (pagination arguments), [`sql_filter`] (`WHERE` clauses
+//!   built term by term), [`paths`] (where export and import may touch the file system).
 //! - [`api`]: REST routes; [`mcp`]: the MCP endpoint; [`guard`]: Host/Origin/body/token checks.
 //! - [`config`], [`home`], [`error`]: configuration, `$MOSS_HOME`, the error type.
 //! - [`cancel`]: stopping long operations when their client goes away; [`progress`]: how far
@@ -11,18 +17,26 @@
 //! - [`shutdown`]: the one trigger behind SIGTERM, SIGINT and `POST /shutdown`.
 
 pub mod api;
+pub mod app;
+pub mod bounds;
 pub mod cancel;
 pub mod capsule;
 pub mod config;
 pub mod error;
+pub mod family;
 pub mod guard;
 pub mod home;
 pub mod mcp;
 pub mod memory;
+pub mod names;
+pub mod page;
+pub mod paths;
 pub mod progress;
 pub mod server;
 pub mod shutdown;
+pub mod sql_filter;
 pub mod store;
+pub mod tags;
 
 pub use home::MossHome;
 pub use server::{DaemonOptions, RunningDaemon, start};

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use moss_client::ProgressReport;
+use moss_client::daemon::ProgressReport;
 
 use crate::error::{Error, Result};
 
@@ -119,7 +119,7 @@ impl ProgressRegistry {
             return Err(Error::invalid(format!(
                 "the {} header {id:?} is not a valid progress id: use 1 to {MAX_ID_CHARS} \
                  characters of A-Z, a-z, 0-9, '-' and '_' (a ULID works)",
-                moss_client::PROGRESS_HEADER
+                moss_client::daemon::PROGRESS_HEADER
             )));
         }
         let mut reports = self.lock();
@@ -135,7 +135,7 @@ impl ProgressRegistry {
                 format!(
                     "{MAX_REPORTS} requests already report progress; retry without the {} \
                      header or later",
-                    moss_client::PROGRESS_HEADER
+                    moss_client::daemon::PROGRESS_HEADER
                 ),
             ));
         }

@@ -14,7 +14,8 @@ use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-use crate::api::{self, App, AppState, DaemonInfo};
+use crate::api::{self, DaemonInfo};
+use crate::app::{App, AppState};
 use crate::capsule::Capsules;
 use crate::config::{Auth, Config};
 use crate::guard::{self, Guard};
@@ -141,7 +142,9 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     let addr = listener.local_addr()?;
     let shutdown = Shutdown::new();
     let state = AppState(Arc::new(App {
+        store: store.clone(),
         capsules: Capsules::new(store.clone(), config.clone(), &opts.home),
+        toolsets: config.toolsets.clone(),
         config: config.clone(),
         progress: ProgressRegistry::default(),
         daemon: DaemonInfo {
@@ -225,6 +228,10 @@ pub fn app(
         .route_service("/mcp", crate::mcp::service(state.clone(), shutdown))
         .layer(axum::middleware::from_fn(
             crate::mcp::session_end_no_content,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::mcp::toolsets_from_query,
         ));
     api::routes()
         .merge(mcp)

@@ -99,7 +99,8 @@ fn non_loopback_addresses_are_refused_unless_allowed() {
 /// and after a restart every acknowledged capsule is there with the id it was given.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_under_concurrent_writes_loses_no_acknowledged_write() {
-    use moss_client::{CapsuleRef, Client, FetchManyRequest, StoreRequest};
+    use moss_client::Client;
+    use moss_client::capsule::{CapsuleRef, FetchManyRequest, StoreRequest};
 
     let dir = tempfile::tempdir().unwrap();
     let (mut d, addr) = start(dir.path());
@@ -118,7 +119,7 @@ async fn sigterm_under_concurrent_writes_loses_no_acknowledged_write() {
                     name: Some(format!("t{t}-{i}")),
                     ..Default::default()
                 };
-                match client.store(&req).await {
+                match client.capsules().store(&req).await {
                     Ok(h) => acked.push((format!("t{t}-{i}"), h.id)),
                     Err(_) => break,
                 }
@@ -159,7 +160,7 @@ async fn sigterm_under_concurrent_writes_loses_no_acknowledged_write() {
             include_text: Some(false),
             include_deleted: None,
         };
-        let got = client.fetch_many(&req).await.unwrap();
+        let got = client.capsules().fetch_many(&req).await.unwrap();
         assert!(
             got.errors.is_empty(),
             "acknowledged writes lost: {:?}",

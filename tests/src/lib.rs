@@ -84,6 +84,15 @@ impl TestDaemon {
         McpSession::connect(&self.base, &self.token).await
     }
 
+    /// An initialized MCP session on `/mcp?toolsets=…`.
+    pub async fn mcp_with_toolsets(&self, toolsets: &str) -> McpSession {
+        McpSession::connect_url(
+            format!("{}/mcp?toolsets={toolsets}", self.base),
+            &self.token,
+        )
+        .await
+    }
+
     /// The capsule by id, deleted or not; `None` when it does not exist at all.
     pub async fn fetch_any(&self, id: &str) -> Option<Value> {
         let (s, c) = self
@@ -122,9 +131,14 @@ pub struct McpSession {
 
 impl McpSession {
     pub async fn connect(base: &str, token: &str) -> McpSession {
+        McpSession::connect_url(format!("{base}/mcp"), token).await
+    }
+
+    /// Initializes a session at `url` (the endpoint, with any query).
+    pub async fn connect_url(url: String, token: &str) -> McpSession {
         let mut s = McpSession {
             http: reqwest::Client::new(),
-            url: format!("{base}/mcp"),
+            url,
             token: token.to_string(),
             session: None,
             next_id: 1,

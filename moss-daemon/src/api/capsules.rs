@@ -1,42 +1,36 @@
-//! `/capsules` routes (seed 003 "REST API"), each a thin adapter over [`Capsules`](crate::capsule::Capsules).
+//! `/capsules` routes, each a thin adapter over [`Capsules`](crate::capsule::Capsules).
 
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use moss_client::*;
+use moss_client::ErrorEnvelope;
+use moss_client::capsule::*;
 use serde::Deserialize;
 
-use super::AppState;
 use super::json::{Body, Params};
 use super::progress::requested_id;
-use crate::cancel::Cancel;
+use crate::app::AppState;
 use crate::error::{Error, Result};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/capsules", post(store).get(list))
-        .route("/capsules/fetch-many", post(fetch_many))
-        .route("/capsules/latest", get(latest))
-        .route("/capsules/inventory", get(inventory))
-        .route("/capsules/search", get(search))
-        .route("/capsules/compose", post(compose))
-        .route("/capsules/append", post(append))
-        .route("/capsules/bulk-delete", post(bulk_delete))
-        .route("/capsules/bulk-update", post(bulk_update))
-        .route("/capsules/purge", post(purge))
-        .route("/capsules/export", post(export))
-        .route("/capsules/import", post(import))
-        .route(
-            "/capsules/by-name",
-            get(fetch_by_name)
-                .put(update_by_name)
-                .delete(delete_by_name),
-        )
-        .route(
-            "/capsules/{id}",
-            get(fetch_by_id).put(update_by_id).delete(delete_by_id),
-        )
+/// The `/capsules` routes, each documented in the OpenAPI document.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(store, list))
+        .routes(routes!(fetch_many))
+        .routes(routes!(latest))
+        .routes(routes!(inventory))
+        .routes(routes!(search))
+        .routes(routes!(compose))
+        .routes(routes!(append))
+        .routes(routes!(bulk_delete))
+        .routes(routes!(bulk_update))
+        .routes(routes!(purge))
+        .routes(routes!(export))
+        .routes(routes!(import))
+        .routes(routes!(fetch_by_name, update_by_name, delete_by_name))
+        .routes(routes!(fetch_by_id, update_by_id, delete_by_id))
 }
 
 /// Query of the by-name write routes.
@@ -65,10 +59,10 @@ impl NameQuery {
 #[utoipa::path(
     post,
     path = "/capsules",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_store",
     request_body = StoreRequest,
-    responses((status = 200, description = "capsule_store: the stored capsule's id and fetch key", body = CapsuleHandle), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_store: the stored capsule's id and fetch key", body = CapsuleHandle))
 )]
 pub async fn store(
     State(s): State<AppState>,
@@ -80,10 +74,10 @@ pub async fn store(
 #[utoipa::path(
     get,
     path = "/capsules/{id}",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_fetch_by_id",
     params(("id" = String, Path, description = "Capsule id"), FetchRequest),
-    responses((status = 200, description = "capsule_fetch by id", body = Capsule), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_fetch by id", body = Capsule))
 )]
 pub async fn fetch_by_id(
     State(s): State<AppState>,
@@ -102,10 +96,10 @@ pub async fn fetch_by_id(
 #[utoipa::path(
     get,
     path = "/capsules/by-name",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_fetch_by_name",
     params(FetchRequest),
-    responses((status = 200, description = "capsule_fetch by workspace and name", body = Capsule), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_fetch by workspace and name", body = Capsule))
 )]
 pub async fn fetch_by_name(
     State(s): State<AppState>,
@@ -122,10 +116,10 @@ pub async fn fetch_by_name(
 #[utoipa::path(
     post,
     path = "/capsules/fetch-many",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_fetch_many",
     request_body = FetchManyRequest,
-    responses((status = 200, description = "capsule_fetch_many: found capsules and per-ref errors", body = FetchManyResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_fetch_many: found capsules and per-ref errors", body = FetchManyResponse))
 )]
 pub async fn fetch_many(
     State(s): State<AppState>,
@@ -137,11 +131,11 @@ pub async fn fetch_many(
 #[utoipa::path(
     put,
     path = "/capsules/{id}",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_update_by_id",
     request_body = UpdateRequest,
     params(("id" = String, Path, description = "Capsule id"), NameQuery),
-    responses((status = 200, description = "capsule_update by id", body = CapsuleHandle), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_update by id", body = CapsuleHandle))
 )]
 pub async fn update_by_id(
     State(s): State<AppState>,
@@ -164,11 +158,11 @@ pub async fn update_by_id(
 #[utoipa::path(
     put,
     path = "/capsules/by-name",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_update_by_name",
     request_body = UpdateRequest,
     params(NameQuery),
-    responses((status = 200, description = "capsule_update by workspace and name (in the query)", body = CapsuleHandle), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_update by workspace and name (in the query)", body = CapsuleHandle))
 )]
 pub async fn update_by_name(
     State(s): State<AppState>,
@@ -182,10 +176,10 @@ pub async fn update_by_name(
 #[utoipa::path(
     delete,
     path = "/capsules/{id}",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_delete_by_id",
     params(("id" = String, Path, description = "Capsule id"), NameQuery),
-    responses((status = 200, description = "capsule_delete by id", body = DeleteResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_delete by id", body = DeleteResponse))
 )]
 pub async fn delete_by_id(
     State(s): State<AppState>,
@@ -203,10 +197,10 @@ pub async fn delete_by_id(
 #[utoipa::path(
     delete,
     path = "/capsules/by-name",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_delete_by_name",
     params(DeleteRequest),
-    responses((status = 200, description = "capsule_delete by workspace and name", body = DeleteResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_delete by workspace and name", body = DeleteResponse))
 )]
 pub async fn delete_by_name(
     State(s): State<AppState>,
@@ -218,10 +212,10 @@ pub async fn delete_by_name(
 #[utoipa::path(
     get,
     path = "/capsules/latest",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_latest",
     params(LatestRequest),
-    responses((status = 200, description = "capsule_latest: the newest capsule as item, or null", body = LatestResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_latest: the newest capsule as item, or null", body = LatestResponse))
 )]
 pub async fn latest(
     State(s): State<AppState>,
@@ -233,10 +227,10 @@ pub async fn latest(
 #[utoipa::path(
     get,
     path = "/capsules",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_list",
     params(ListRequest),
-    responses((status = 200, description = "capsule_list: one workspace's summaries", body = CapsulePage), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_list: one workspace's summaries", body = CapsulePage))
 )]
 pub async fn list(
     State(s): State<AppState>,
@@ -248,10 +242,10 @@ pub async fn list(
 #[utoipa::path(
     get,
     path = "/capsules/inventory",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_inventory",
     params(InventoryRequest),
-    responses((status = 200, description = "capsule_inventory: summaries across workspaces", body = CapsulePage), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_inventory: summaries across workspaces", body = CapsulePage))
 )]
 pub async fn inventory(
     State(s): State<AppState>,
@@ -263,10 +257,10 @@ pub async fn inventory(
 #[utoipa::path(
     get,
     path = "/capsules/search",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_search",
     params(SearchRequest),
-    responses((status = 200, description = "capsule_search: ranked hits with snippets", body = SearchPage), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_search: ranked hits with snippets", body = SearchPage))
 )]
 pub async fn search(
     State(s): State<AppState>,
@@ -278,10 +272,10 @@ pub async fn search(
 #[utoipa::path(
     post,
     path = "/capsules/compose",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_compose",
     request_body = ComposeRequest,
-    responses((status = 200, description = "capsule_compose: the bundle", body = ComposeResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_compose: the bundle", body = ComposeResponse))
 )]
 pub async fn compose(
     State(s): State<AppState>,
@@ -293,10 +287,10 @@ pub async fn compose(
 #[utoipa::path(
     post,
     path = "/capsules/append",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_append",
     request_body = AppendRequest,
-    responses((status = 200, description = "capsule_append: the section hit", body = AppendResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_append: the section hit", body = AppendResponse))
 )]
 pub async fn append(
     State(s): State<AppState>,
@@ -308,10 +302,10 @@ pub async fn append(
 #[utoipa::path(
     post,
     path = "/capsules/bulk-delete",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_bulk_delete",
     request_body = BulkDeleteRequest,
-    responses((status = 200, description = "capsule_bulk_delete: how many were soft-deleted", body = BulkDeleteResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_bulk_delete: how many were soft-deleted", body = BulkDeleteResponse))
 )]
 pub async fn bulk_delete(
     State(s): State<AppState>,
@@ -323,10 +317,10 @@ pub async fn bulk_delete(
 #[utoipa::path(
     post,
     path = "/capsules/bulk-update",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_bulk_update",
     request_body = BulkUpdateRequest,
-    responses((status = 200, description = "capsule_bulk_update: how many were updated", body = BulkUpdateResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_bulk_update: how many were updated", body = BulkUpdateResponse))
 )]
 pub async fn bulk_update(
     State(s): State<AppState>,
@@ -338,10 +332,10 @@ pub async fn bulk_update(
 #[utoipa::path(
     post,
     path = "/capsules/purge",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_purge",
     request_body = PurgeRequest,
-    responses((status = 200, description = "capsule_purge: how many were deleted for good", body = PurgeResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_purge: how many were deleted for good", body = PurgeResponse))
 )]
 pub async fn purge(
     State(s): State<AppState>,
@@ -353,11 +347,11 @@ pub async fn purge(
 #[utoipa::path(
     post,
     path = "/capsules/export",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_export",
     request_body = ExportRequest,
     params(("x-moss-progress" = Option<String>, Header, description = "Progress id to poll with GET /progress/{id} while the export runs")),
-    responses((status = 200, description = "capsule_export: the file written and how many capsules it holds", body = ExportResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md); 400 INVALID_REQUEST with details.rule for a refused path, 499 CANCELLED when the client went away (no file is left behind)", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_export: the file written and how many capsules it holds", body = ExportResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md); 400 INVALID_REQUEST with details.rule for a refused path, 499 CANCELLED when the client went away (no file is left behind)", body = ErrorEnvelope))
 )]
 pub async fn export(
     State(s): State<AppState>,
@@ -365,20 +359,17 @@ pub async fn export(
     Body(req): Body<ExportRequest>,
 ) -> Result<Json<ExportResponse>> {
     let (progress, _registration) = s.progress.register(requested_id(&headers)?)?;
-    let (cancel, guard) = Cancel::new();
-    let result = s.capsules.export(req, cancel, progress).await;
-    guard.disarm();
-    result.map(Json)
+    s.capsules.export(req, progress).await.map(Json)
 }
 
 #[utoipa::path(
     post,
     path = "/capsules/import",
-    tag = "capsules",
+    tag = "capsule",
     operation_id = "capsule_import",
     request_body = ImportRequest,
     params(("x-moss-progress" = Option<String>, Header, description = "Progress id to poll with GET /progress/{id} while the import runs")),
-    responses((status = 200, description = "capsule_import: how many records were imported, replaced, renamed and skipped", body = ImportResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md): 400 INVALID_RECORD naming the line and field, 409 on a collision in mode error, 413 FILE_TOO_LARGE, 499 CANCELLED; nothing is written on any error", body = ErrorEnvelope), (status = "5XX", description = "Internal error or shutting down", body = ErrorEnvelope))
+    responses((status = 200, description = "capsule_import: how many records were imported, replaced, renamed and skipped", body = ImportResponse), (status = "4XX", description = "Error envelope with the code's HTTP status (see proto-docs/error-codes.md): 400 INVALID_RECORD naming the line and field, 409 on a collision in mode error, 413 FILE_TOO_LARGE, 499 CANCELLED; nothing is written on any error", body = ErrorEnvelope))
 )]
 pub async fn import(
     State(s): State<AppState>,
@@ -386,8 +377,5 @@ pub async fn import(
     Body(req): Body<ImportRequest>,
 ) -> Result<Json<ImportResponse>> {
     let (progress, _registration) = s.progress.register(requested_id(&headers)?)?;
-    let (cancel, guard) = Cancel::new();
-    let result = s.capsules.import(req, cancel, progress).await;
-    guard.disarm();
-    result.map(Json)
+    s.capsules.import(req, progress).await.map(Json)
 }

@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use axum::Json;
 use axum::extract::State;
-use moss_client::{DaemonStatus, ErrorEnvelope, ShutdownResponse};
+use moss_client::daemon::{DaemonStatus, IndexStatus, ShutdownResponse};
 
-use super::AppState;
+use crate::app::AppState;
 use crate::shutdown::Shutdown;
 
 /// What `/status` reports and what `/shutdown` triggers.
@@ -29,12 +29,22 @@ pub struct DaemonInfo {
     tag = "daemon",
     operation_id = "status",
     responses(
-        (status = 200, description = "Address, version, pid, database, uptime and full-text index lag", body = DaemonStatus),
-        (status = "4XX", description = "Error envelope", body = ErrorEnvelope)
+        (status = 200, description = "Address, version, pid, database, uptime and full-text index lag per source", body = DaemonStatus)
     )
 )]
 pub async fn status(State(s): State<AppState>) -> Json<DaemonStatus> {
     let d = &s.daemon;
+    let index: Vec<IndexStatus> = s
+        .store
+        .index_lag()
+        .into_iter()
+        .map(|lag| IndexStatus {
+            source: lag.source.into(),
+            queued: lag.queued,
+            applied: lag.applied,
+            behind: lag.behind(),
+        })
+        .collect();
     Json(DaemonStatus {
         address: d.addr.to_string(),
         version: moss_client::VERSION.into(),
@@ -43,7 +53,8 @@ pub async fn status(State(s): State<AppState>) -> Json<DaemonStatus> {
         db_path: d.db_path.display().to_string(),
         started_at: d.started_at,
         uptime_seconds: d.started.elapsed().as_secs(),
-        index_behind: Some(s.capsules.index_behind()),
+        index_behind: Some(index.iter().map(|i| i.behind).sum()),
+        index,
     })
 }
 
@@ -54,8 +65,7 @@ pub async fn status(State(s): State<AppState>) -> Json<DaemonStatus> {
     operation_id = "shutdown",
     responses(
         (status = 200, description = "Graceful shutdown started (as on SIGTERM): the daemon \
-            stops accepting, drains in-flight requests, commits and exits", body = ShutdownResponse),
-        (status = "4XX", description = "Error envelope", body = ErrorEnvelope)
+            stops accepting, drains in-flight requests, commits and exits", body = ShutdownResponse)
     )
 )]
 pub async fn shutdown(State(s): State<AppState>) -> Json<ShutdownResponse> {

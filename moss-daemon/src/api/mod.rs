@@ -10,41 +10,18 @@ pub mod json;
 pub mod openapi;
 pub mod progress;
 
-use std::sync::Arc;
-
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::{Json, Router};
-use moss_client::{ErrorCode, ErrorEnvelope, Health, ToolList};
+use moss_client::daemon::{Health, ToolList};
+use moss_client::{ErrorCode, ErrorEnvelope};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-use crate::capsule::Capsules;
-use crate::config::Config;
+use crate::app::AppState;
 use crate::error::Error;
-use crate::progress::ProgressRegistry;
+use crate::family::FAMILIES;
 pub use daemon::DaemonInfo;
-
-/// What every handler and tool can reach.
-#[derive(Debug)]
-pub struct App {
-    pub capsules: Capsules,
-    pub config: Arc<Config>,
-    pub daemon: DaemonInfo,
-    /// Progress of running requests that sent `X-Moss-Progress`.
-    pub progress: ProgressRegistry,
-}
-
-/// Shared handle on [`App`]; cloned per request, so it is one reference count.
-#[derive(Clone, Debug)]
-pub struct AppState(pub Arc<App>);
-
-impl std::ops::Deref for AppState {
-    type Target = App;
-
-    fn deref(&self) -> &App {
-        &self.0
-    }
-}
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
@@ -54,16 +31,26 @@ impl IntoResponse for Error {
     }
 }
 
-/// The REST routes (without `/mcp` and without the guard; see [`crate::server`]).
+/// The REST routes (without `/mcp` and without the guard; see [`crate::server`]): the daemon's
+/// own and every family's, each documented in the OpenAPI document ([`openapi::document`]).
+pub fn router() -> OpenApiRouter<AppState> {
+    let mut router = OpenApiRouter::new()
+        .routes(routes!(health))
+        .routes(routes!(tools))
+        .routes(routes!(daemon::status))
+        .routes(routes!(daemon::shutdown))
+        .routes(routes!(openapi::serve))
+        .merge(progress::routes());
+    for family in FAMILIES {
+        router = router.merge((family.routes)());
+    }
+    router
+}
+
+/// [`router`] as an axum router, with the error envelope for unknown routes and methods.
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/health", get(health))
-        .route("/tools", get(tools))
-        .route("/status", get(daemon::status))
-        .route("/shutdown", post(daemon::shutdown))
-        .route("/openapi.json", get(openapi::serve))
-        .merge(capsules::routes())
-        .merge(progress::routes())
+    let (router, _) = router().split_for_parts();
+    router
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
 }
@@ -89,12 +76,11 @@ pub async fn health() -> Json<Health> {
     tag = "daemon",
     operation_id = "tools",
     responses(
-        (status = 200, description = "Every MCP tool and whether the config enables it", body = ToolList),
-        (status = "4XX", description = "Error envelope", body = ErrorEnvelope)
+        (status = 200, description = "Every MCP tool and whether the config enables it", body = ToolList)
     )
 )]
 pub async fn tools(axum::extract::State(s): axum::extract::State<AppState>) -> Json<ToolList> {
-    Json(crate::mcp::tools::catalog(&s))
+    Json(crate::mcp::catalog(&s))
 }
 
 /// A known route asked with a method it does not take. axum adds the `Allow` header.

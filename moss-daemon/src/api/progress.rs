@@ -1,16 +1,18 @@
 //! `GET /progress/{id}`: how far a running request that sent `X-Moss-Progress: <id>` has got.
 
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
-use axum::routing::get;
-use axum::{Json, Router};
-use moss_client::{ErrorEnvelope, PROGRESS_HEADER, ProgressReport};
+use moss_client::ErrorEnvelope;
+use moss_client::daemon::{PROGRESS_HEADER, ProgressReport};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-use super::AppState;
+use crate::app::AppState;
 use crate::error::{Error, Result};
 
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/progress/{id}", get(progress))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(progress))
 }
 
 /// The progress id a request names in its `X-Moss-Progress` header, if any.

@@ -1,8 +1,9 @@
-//! `capsule_append` (seed 001 §6.16): add content under one markdown section of a capsule
+//! `capsule_append`: add content under one markdown section of a capsule
 //! without rewriting the rest. The read, the edit and the write are one writer job, so two
 //! concurrent appends to the same capsule both land.
 
-use moss_client::{AppendRequest, AppendResponse, ErrorCode};
+use moss_client::ErrorCode;
+use moss_client::capsule::{AppendRequest, AppendResponse};
 use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
@@ -33,11 +34,10 @@ impl Capsules {
         }
         let content = req.content;
         let max = self.config.capsule_max_chars;
-        let store = self.store.clone();
         self.store
             .writer
             .run(move |conn| {
-                let Some((id, _)) = query::active_id(conn, &addr)? else {
+                let Some(query::ActiveRow { id, .. }) = query::active(conn, &addr)? else {
                     return Err(not_found(conn, &addr, Wanted::Change));
                 };
                 let (text, workspace, name): (String, String, Option<String>) = conn
@@ -90,7 +90,7 @@ impl Capsules {
                     chars as i64,
                     fields::tokens_estimate(&new_text),
                     now(),
-                    store.next_seq(),
+                    conn.next_seq(),
                     id
                 ])?;
                 Ok(AppendResponse {

@@ -1,19 +1,19 @@
-//! Operations over many capsules at once (seed 001 §6.12, §6.14, §6.15): `capsule_bulk_delete`,
+//! Operations over many capsules at once: `capsule_bulk_delete`,
 //! `capsule_bulk_update` and `capsule_purge`. Each is one writer job, so it applies entirely or
 //! not at all.
 
-use moss_client::{
+use moss_client::capsule::{
     BulkDeleteRequest, BulkDeleteResponse, BulkUpdateRequest, BulkUpdateResponse, PurgeRequest,
     PurgeResponse,
 };
 use rusqlite::Connection;
 use rusqlite::types::Value;
 
-use super::Capsules;
-use super::fields;
-use super::query::Filter;
+use super::{Capsules, orchestration};
 use crate::error::{Error, Result};
-use crate::store::{Store, now};
+use crate::sql_filter::{Filter, given};
+use crate::store::{WriteCtx, now};
+use crate::{bounds, names, tags};
 
 const SECONDS_PER_DAY: i64 = 86_400;
 
@@ -32,39 +32,25 @@ fn select(
     phase: Option<&str>,
     role: Option<&str>,
 ) -> Option<Selection> {
-    let clean = |v: Option<&str>| {
-        v.map(str::trim)
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-    };
     let mut f = Filter::default();
     let mut described = Vec::new();
     f.raw("deleted_at IS NULL");
-    if let Some(ws) = clean(workspace) {
-        f.add("workspace_norm = ?", fields::normalize(&ws));
+    if let Some(ws) = given(workspace) {
+        f.add("workspace_norm = ?", names::normalize(ws));
         described.push(format!("workspace={ws:?}"));
     }
-    if let Some(tag) = clean(tag) {
-        f.add(
-            "EXISTS (SELECT 1 FROM json_each(capsules.tags_json) WHERE json_each.value = ?)",
-            tag.clone(),
-        );
+    if let Some(tag) = tags::filter(&mut f, "capsules.tags_json", tag) {
         described.push(format!("tag={tag:?}"));
     }
-    if let Some(prefix) = clean(name_prefix) {
+    if let Some(prefix) = given(name_prefix) {
         // Both placeholders bind the same parameter.
         f.add(
             "substr(name_norm, 1, length(?)) = ?",
-            fields::normalize(&prefix),
+            names::normalize(prefix),
         );
         described.push(format!("name_prefix={prefix:?}"));
     }
-    for (col, val) in [("run_id", run_id), ("phase", phase), ("role", role)] {
-        if let Some(v) = clean(val) {
-            f.add(&format!("{col} = ?"), v.clone());
-            described.push(format!("{col}={v:?}"));
-        }
-    }
+    described.extend(orchestration(&mut f, run_id, phase, role));
     (!described.is_empty()).then(|| Selection {
         filter: f,
         described: described.join(", "),
@@ -94,8 +80,7 @@ fn selected_ids(conn: &Connection, f: &Filter) -> Result<Vec<String>> {
 
 /// Sets `assignments` (plus `updated_at` and a fresh `seq`) on each of `ids`.
 fn update_each(
-    conn: &Connection,
-    store: &Store,
+    conn: &WriteCtx,
     ids: &[String],
     assignments: &str,
     values: &[Value],
@@ -112,7 +97,7 @@ fn update_each(
     for id in ids {
         let mut params = values.to_vec();
         params.push(Value::Integer(t));
-        params.push(Value::Integer(store.next_seq()));
+        params.push(Value::Integer(conn.next_seq()));
         params.push(Value::Text(id.clone()));
         stmt.execute(rusqlite::params_from_iter(params.iter()))?;
     }
@@ -131,20 +116,12 @@ impl Capsules {
             req.role.as_deref(),
         )
         .ok_or_else(|| Error::invalid(NO_FILTER))?;
-        let store = self.store.clone();
         self.store
             .writer
             .run(move |conn| {
                 let ids = selected_ids(conn, &sel.filter)?;
                 let t = now();
-                update_each(
-                    conn,
-                    &store,
-                    &ids,
-                    "deleted_at = ?1",
-                    &[Value::Integer(t)],
-                    t,
-                )?;
+                update_each(conn, &ids, "deleted_at = ?1", &[Value::Integer(t)], t)?;
                 let n = ids.len() as i64;
                 Ok(BulkDeleteResponse {
                     deleted: n,
@@ -171,7 +148,7 @@ impl Capsules {
         let mut described = Vec::new();
         for (col, val) in [("phase", &req.set_phase), ("role", &req.set_role)] {
             if let Some(v) = val {
-                let v = fields::handle(&format!("set_{col}"), Some(v))?;
+                let v = bounds::handle(&format!("set_{col}"), Some(v))?;
                 described.push(match &v {
                     Some(v) => format!("{col}={v:?}"),
                     None => format!("{col} cleared"),
@@ -180,19 +157,17 @@ impl Capsules {
                 assignments.push(format!("{col} = ?{}", values.len()));
             }
         }
-        if let Some(tags) = &req.set_tags {
-            let tags = fields::tags(Some(tags)).map_err(|mut e| {
+        if let Some(given) = &req.set_tags {
+            let cleaned = tags::clean(Some(given)).map_err(|mut e| {
                 e.0.message = e.0.message.replacen("tags", "set_tags", 1);
                 e
             })?;
-            described.push(match &tags {
-                Some(t) => format!("tags={}", serde_json::to_string(t).expect("tags")),
+            let json = tags::to_json(cleaned.as_deref());
+            described.push(match &json {
+                Some(j) => format!("tags={j}"),
                 None => "tags cleared".to_string(),
             });
-            values.push(
-                tags.map(|t| Value::Text(serde_json::to_string(&t).expect("tags")))
-                    .unwrap_or(Value::Null),
-            );
+            values.push(json.map(Value::Text).unwrap_or(Value::Null));
             assignments.push(format!("tags_json = ?{}", values.len()));
         }
         if assignments.is_empty() {
@@ -202,12 +177,11 @@ impl Capsules {
             ));
         }
         let assignments = assignments.join(", ");
-        let store = self.store.clone();
         self.store
             .writer
             .run(move |conn| {
                 let ids = selected_ids(conn, &sel.filter)?;
-                update_each(conn, &store, &ids, &assignments, &values, now())?;
+                update_each(conn, &ids, &assignments, &values, now())?;
                 let n = ids.len() as i64;
                 Ok(BulkUpdateResponse {
                     updated: n,
@@ -234,7 +208,7 @@ impl Capsules {
             .map(str::trim)
             .filter(|w| !w.is_empty())
         {
-            f.add("workspace_norm = ?", fields::normalize(ws));
+            f.add("workspace_norm = ?", names::normalize(ws));
             described.push(format!("in workspace {ws:?}"));
         }
         match req.older_than_days {

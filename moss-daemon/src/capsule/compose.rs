@@ -1,31 +1,26 @@
-//! `capsule_compose` (seed 001 §6.13): several capsules assembled into one bundle, markdown or
+//! `capsule_compose`: several capsules assembled into one bundle, markdown or
 //! json, optionally cut down to some sections and optionally stored as a capsule itself.
 
-use moss_client::{
-    Capsule, ComposeFormat, ComposePart, ComposeRequest, ComposeResponse, ErrorCode, StoreRequest,
+use moss_client::ErrorCode;
+use moss_client::capsule::{
+    Capsule, ComposeFormat, ComposePart, ComposeParts, ComposeRequest, ComposeResponse,
+    StoreRequest,
 };
 use serde_json::json;
 
 use super::fields::Address;
 use super::{Capsules, FETCH_MANY_MAX, Wanted, not_found, query, sections};
-use crate::cancel::Cancel;
+use crate::cancel::{self, Cancel};
 use crate::error::{Error, Result};
 
 impl Capsules {
     /// `capsule_compose`.
     pub async fn compose(&self, req: ComposeRequest) -> Result<ComposeResponse> {
-        let (cancel, guard) = Cancel::new();
-        let result = self.compose_with(req, cancel).await;
-        guard.disarm();
-        result
+        cancel::on_drop(|cancel| self.compose_with(req, cancel)).await
     }
 
     /// `capsule_compose`, stopping at the next item once `cancel` fires.
-    pub async fn compose_with(
-        &self,
-        req: ComposeRequest,
-        cancel: Cancel,
-    ) -> Result<ComposeResponse> {
+    async fn compose_with(&self, req: ComposeRequest, cancel: Cancel) -> Result<ComposeResponse> {
         let format = req.format.unwrap_or_default();
         if req.items.is_empty() || req.items.len() > FETCH_MANY_MAX {
             return Err(Error::invalid(format!(
@@ -140,71 +135,72 @@ impl Capsules {
             )
             .with_details(json!({ "max_chars": max, "actual_chars": chars }))
         };
-        match format {
-            ComposeFormat::Json => {
-                let chars = parts.iter().map(|p| p.chars).sum();
-                if chars > max {
-                    return Err(too_large(chars));
-                }
-                Ok(ComposeResponse {
-                    bundle_text: None,
-                    parts: Some(parts),
-                    bundle_chars: chars,
-                    parts_count,
-                    stored: None,
-                })
-            }
-            ComposeFormat::Markdown => {
-                let bundle = parts
-                    .iter()
-                    .map(|p| format!("## {}\n\n{}", p.display_name, p.text.trim_end()))
-                    .collect::<Vec<_>>()
-                    .join("\n\n---\n\n");
-                let chars = bundle.chars().count() as i64;
-                if chars > max {
-                    return Err(too_large(chars));
-                }
-                let stored = match req.store_as {
-                    None => None,
-                    Some(s) => Some(
-                        self.store(StoreRequest {
-                            capsule_text: bundle.clone(),
-                            workspace: s.workspace,
-                            name: Some(s.name),
-                            title: s.title,
-                            tags: s.tags,
-                            source: s.source,
-                            run_id: s.run_id,
-                            phase: s.phase,
-                            role: s.role,
-                            mode: s.mode,
-                            allow_thin: Some(s.allow_thin.unwrap_or(false) || wanted.is_some()),
-                        })
-                        .await?,
-                    ),
-                };
-                Ok(ComposeResponse {
-                    bundle_text: Some(bundle),
-                    parts: None,
-                    bundle_chars: chars,
-                    parts_count,
-                    stored,
-                })
-            }
+        // Both formats answer the bundle as text, and the size limit applies to that text.
+        let bundle = match format {
+            ComposeFormat::Json => serde_json::to_string(&ComposeParts { parts })
+                .map_err(|e| Error::internal("serializing the json bundle", e))?,
+            ComposeFormat::Markdown => markdown(&parts),
+        };
+        let chars = bundle.chars().count() as i64;
+        if chars > max {
+            return Err(too_large(chars));
         }
+        let stored = match req.store_as {
+            None => None,
+            Some(s) => Some(
+                self.store(StoreRequest {
+                    capsule_text: bundle.clone(),
+                    workspace: s.workspace,
+                    name: Some(s.name),
+                    title: s.title,
+                    tags: s.tags,
+                    source: s.source,
+                    run_id: s.run_id,
+                    phase: s.phase,
+                    role: s.role,
+                    mode: s.mode,
+                    allow_thin: Some(s.allow_thin.unwrap_or(false) || wanted.is_some()),
+                })
+                .await?,
+            ),
+        };
+        Ok(ComposeResponse {
+            bundle_text: bundle,
+            bundle_chars: chars,
+            parts_count,
+            stored,
+        })
     }
 }
 
+/// The markdown bundle: `## <display_name>\n\n<text>` per part, parts separated by
+/// `\n\n---\n\n`. Each text is embedded exactly as stored, trailing line breaks included.
+pub fn markdown(parts: &[ComposePart]) -> String {
+    parts
+        .iter()
+        .map(|p| format!("## {}\n\n{}", p.display_name, p.text))
+        .collect::<Vec<_>>()
+        .join("\n\n---\n\n")
+}
+
 /// The sections of `text` named in `wanted`, in the order `wanted` lists them, each with its
-/// header line; sections the capsule lacks are skipped.
+/// header line; sections the capsule lacks are skipped. Each section is taken exactly as
+/// written, trailing line breaks included; a line break is added only where a section without
+/// one (the text's last) is followed by another. So asking for every section in order gives
+/// back a text that starts with a header unchanged.
 pub fn only_sections(text: &str, wanted: &[String]) -> String {
     let all = sections::sections(text);
-    wanted
+    let mut out = String::new();
+    for s in wanted
         .iter()
         .filter_map(|w| all.iter().find(|s| sections::matches(s, w)))
-        .map(|s| s.whole(text).trim_end())
-        .collect::<Vec<_>>()
-        .join("\n\n")
+    {
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(s.whole(text));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -219,7 +215,55 @@ mod tests {
                 text,
                 &["open questions".into(), "Decisions".into(), "X".into()]
             ),
-            "## Open questions\nq\n\n## Decisions\nd"
+            "## Open questions\nq\n## Decisions\nd\n"
         );
+    }
+
+    #[test]
+    fn sections_keep_their_text_exactly() {
+        let all: Vec<String> = ["Objective", "Decisions", "Open questions"]
+            .map(String::from)
+            .to_vec();
+        // Every section in order is the whole text, with or without its last line break and
+        // with blank lines between sections.
+        for text in [
+            "## Objective\no\n## Decisions\nd\n## Open questions\nq\n",
+            "## Objective\no\n\n## Decisions\n- d\n\n## Open questions\nq",
+            "## Objective\no\n## Decisions\nd\n## Open questions\nq\n\n",
+        ] {
+            assert_eq!(only_sections(text, &all), text);
+        }
+        // The last section without a line break, moved first, gets one before the next.
+        assert_eq!(
+            only_sections(
+                "## Objective\no\n## Decisions\nd",
+                &all[..2].iter().rev().cloned().collect::<Vec<_>>()
+            ),
+            "## Decisions\nd\n## Objective\no\n"
+        );
+        assert_eq!(
+            only_sections("## Objective\no\n", &["Decisions".into()]),
+            ""
+        );
+    }
+
+    fn part(name: &str, text: &str) -> ComposePart {
+        ComposePart {
+            id: name.into(),
+            workspace: "w".into(),
+            name: Some(name.into()),
+            display_name: name.into(),
+            text: text.into(),
+            chars: text.chars().count() as i64,
+        }
+    }
+
+    #[test]
+    fn markdown_embeds_each_text_exactly() {
+        assert_eq!(
+            markdown(&[part("a", "one\n"), part("b", "two\n\n"), part("c", "three")]),
+            "## a\n\none\n\n\n---\n\n## b\n\ntwo\n\n\n\n---\n\n## c\n\nthree"
+        );
+        assert_eq!(markdown(&[part("a", "one\n")]), "## a\n\none\n");
     }
 }

@@ -1,72 +1,12 @@
-//! Input rules shared by the capsule operations: normalization, addressing, field bounds.
+//! The capsule's own input rules: addressing (by id, or by workspace + name), the bound on a
+//! capsule's text and its required sections, and the token estimate. The rules every memory
+//! shares are in [`crate::names`], [`crate::bounds`], [`crate::tags`] and [`crate::page`].
 
 use moss_client::ErrorCode;
 use serde_json::json;
 
 use crate::error::{Error, Result};
-
-pub const DEFAULT_WORKSPACE: &str = "default";
-const MAX_HANDLE_CHARS: usize = 200;
-const MAX_TITLE_CHARS: usize = 500;
-const MAX_TAGS: usize = 50;
-const MAX_TAG_CHARS: usize = 100;
-
-/// Seed 000 §4.2: trim, lowercase, collapse internal whitespace to single spaces.
-pub fn normalize(s: &str) -> String {
-    s.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
-}
-
-/// A workspace as given (for display) and normalized (for lookup).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Workspace {
-    pub raw: String,
-    pub norm: String,
-}
-
-/// Resolves an optional workspace: absent or "" means `default`.
-pub fn workspace(value: Option<&str>) -> Result<Workspace> {
-    match value {
-        None | Some("") => Ok(Workspace {
-            raw: DEFAULT_WORKSPACE.into(),
-            norm: DEFAULT_WORKSPACE.into(),
-        }),
-        Some(raw) => {
-            let norm = normalize(raw);
-            if norm.is_empty() {
-                return Err(Error::invalid_field(
-                    "workspace",
-                    "workspace is only whitespace; omit it to use \"default\", or give a name",
-                ));
-            }
-            check_len("workspace", raw, MAX_HANDLE_CHARS)?;
-            Ok(Workspace {
-                raw: raw.to_string(),
-                norm,
-            })
-        }
-    }
-}
-
-/// A capsule name as given and normalized; `None` for an unnamed capsule (absent or "").
-pub fn name(value: Option<&str>) -> Result<Option<(String, String)>> {
-    match value {
-        None | Some("") => Ok(None),
-        Some(raw) => {
-            let norm = normalize(raw);
-            if norm.is_empty() {
-                return Err(Error::invalid_field(
-                    "name",
-                    "name is only whitespace; omit it for an unnamed capsule, or give a name",
-                ));
-            }
-            check_len("name", raw, MAX_HANDLE_CHARS)?;
-            Ok(Some((raw.to_string(), norm)))
-        }
-    }
-}
+use crate::names::{self, Workspace};
 
 /// How a request points at one capsule.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,7 +20,7 @@ pub enum Address {
 }
 
 impl Address {
-    /// Seed 000 §4.3: exactly one of `id` or `workspace`+`name`.
+    /// Addressing: exactly one of `id` or `workspace`+`name`.
     pub fn resolve(
         id: Option<&str>,
         workspace_arg: Option<&str>,
@@ -96,8 +36,8 @@ impl Address {
             )),
             (Some(id), false) => Ok(Address::Id(id.to_string())),
             (None, true) => {
-                let ws = workspace(workspace_arg)?;
-                let (name, name_norm) = name(name_arg)?.expect("name is non-empty");
+                let ws = names::workspace(workspace_arg)?;
+                let (name, name_norm) = names::name(name_arg)?.expect("name is non-empty");
                 Ok(Address::Name {
                     workspace: ws,
                     name,
@@ -126,63 +66,7 @@ impl Address {
     }
 }
 
-/// An optional text field: trimmed; "" and whitespace mean "none".
-pub fn optional_text(field: &str, value: Option<&str>, max: usize) -> Result<Option<String>> {
-    match value.map(str::trim) {
-        None | Some("") => Ok(None),
-        Some(v) => {
-            check_len(field, v, max)?;
-            Ok(Some(v.to_string()))
-        }
-    }
-}
-
-pub fn title(value: Option<&str>) -> Result<Option<String>> {
-    optional_text("title", value, MAX_TITLE_CHARS)
-}
-
-pub fn handle(field: &str, value: Option<&str>) -> Result<Option<String>> {
-    optional_text(field, value, MAX_HANDLE_CHARS)
-}
-
-/// Tags: trimmed, empties dropped, duplicates removed in order; none left means no tags.
-pub fn tags(value: Option<&[String]>) -> Result<Option<Vec<String>>> {
-    let Some(values) = value else {
-        return Ok(None);
-    };
-    if values.len() > MAX_TAGS {
-        return Err(Error::invalid_field(
-            "tags",
-            format!(
-                "tags has {} entries; at most {MAX_TAGS} are allowed",
-                values.len()
-            ),
-        ));
-    }
-    let mut out: Vec<String> = Vec::with_capacity(values.len());
-    for (i, t) in values.iter().enumerate() {
-        let t = t.trim();
-        if t.is_empty() || out.iter().any(|o| o == t) {
-            continue;
-        }
-        check_len(&format!("tags[{i}]"), t, MAX_TAG_CHARS)?;
-        out.push(t.to_string());
-    }
-    Ok((!out.is_empty()).then_some(out))
-}
-
-fn check_len(field: &str, value: &str, max: usize) -> Result<()> {
-    let n = value.chars().count();
-    if n > max {
-        return Err(Error::invalid_field(
-            field,
-            format!("{field} is {n} characters long; at most {max} are allowed"),
-        ));
-    }
-    Ok(())
-}
-
-/// Seed 000 §10: `capsule_text` may hold at most `max` characters.
+/// Size bound: `capsule_text` may hold at most `max` characters.
 pub fn check_size(text: &str, max: usize) -> Result<usize> {
     let chars = text.chars().count();
     if chars > max {
@@ -198,7 +82,7 @@ pub fn check_size(text: &str, max: usize) -> Result<usize> {
     Ok(chars)
 }
 
-/// Seed 000 §3.2: the six required sections, unless `allow_thin`.
+/// The six required sections, unless `allow_thin`.
 pub fn check_sections(text: &str, allow_thin: bool) -> Result<()> {
     if allow_thin {
         return Ok(());
@@ -211,7 +95,7 @@ pub fn check_sections(text: &str, allow_thin: bool) -> Result<()> {
         ErrorCode::CapsuleTooThin,
         format!(
             "capsule missing required sections: [{}]. Add a header or `Name:` line for each \
-             (e.g. `## {}`), or pass allow_thin:true to store it anyway",
+             (e.g. `## {}`), or set allow_thin to store it anyway",
             missing.join(", "),
             missing[0]
         ),
@@ -219,7 +103,7 @@ pub fn check_sections(text: &str, allow_thin: bool) -> Result<()> {
     .with_details(json!({ "missing": missing })))
 }
 
-/// Seed 000 §9: ceil(words × 1.3), words being what `str::split_whitespace` yields.
+/// Token estimate: ceil(words × 1.3), words being what `str::split_whitespace` yields.
 pub fn tokens_estimate(text: &str) -> i64 {
     (word_count(text) as f64 * 1.3).ceil() as i64
 }
@@ -256,45 +140,9 @@ fn word_count(text: &str) -> usize {
             .sum::<usize>()
 }
 
-/// Page bounds: `limit` 0/absent means the default, above `max` is clamped; negatives are errors.
-pub fn page(limit: Option<i64>, offset: Option<i64>, default: i64, max: i64) -> Result<(i64, i64)> {
-    let limit = match limit {
-        None | Some(0) => default,
-        Some(l) if l < 0 => {
-            return Err(Error::invalid_field(
-                "limit",
-                format!(
-                    "limit must not be negative, got {l}: give 1 to {max} (0 or none means \
-                     {default}, and more than {max} means {max})"
-                ),
-            ));
-        }
-        Some(l) => l.min(max),
-    };
-    let offset = match offset {
-        None => 0,
-        Some(o) if o < 0 => {
-            return Err(Error::invalid_field(
-                "offset",
-                format!("offset must be 0 or more, got {o}"),
-            ));
-        }
-        Some(o) => o,
-    };
-    Ok((limit, offset))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn normalization_follows_the_seed_examples() {
-        assert_eq!(normalize("StartupA"), "startupa");
-        assert_eq!(normalize("  My Project  "), "my project");
-        assert_eq!(normalize("LOUD_NAME"), "loud_name");
-        assert_eq!(normalize("a \t\n b"), "a b");
-    }
 
     #[test]
     fn addressing_is_exactly_one_mode() {
@@ -365,25 +213,5 @@ mod tests {
         assert_eq!(e.0.details["actual_chars"], 3);
         assert_eq!(e.0.details["max_chars"], 2);
         assert_eq!(check_size("ééé", 3).unwrap(), 3);
-    }
-
-    #[test]
-    fn tags_are_cleaned() {
-        let t = vec![" a".to_string(), "a".into(), "".into(), "b".into()];
-        assert_eq!(tags(Some(&t)).unwrap(), Some(vec!["a".into(), "b".into()]));
-        assert_eq!(tags(Some(&[])).unwrap(), None);
-    }
-
-    #[test]
-    fn pages_default_and_clamp() {
-        assert_eq!(page(None, None, 20, 100).unwrap(), (20, 0));
-        assert_eq!(page(Some(1000), Some(5), 20, 100).unwrap(), (100, 5));
-        assert_eq!(page(Some(0), None, 20, 100).unwrap(), (20, 0));
-        for (limit, offset, field) in [(Some(-1), None, "limit"), (None, Some(-1), "offset")] {
-            let e = page(limit, offset, 20, 100).unwrap_err();
-            assert_eq!(e.code(), moss_client::ErrorCode::InvalidRequest);
-            assert_eq!(e.0.details["field"], field);
-            assert!(e.0.message.starts_with(field), "{}", e.0.message);
-        }
     }
 }

@@ -1,4 +1,4 @@
-//! The capsule linter (seed 000 §3.2): size and required sections, without an LLM.
+//! The capsule linter: size and required sections, without an LLM.
 //!
 //! A section is present when one of its synonyms appears, case-insensitively, as a markdown
 //! header (`## Next steps`), as a colon line (`Next steps: ...`), or as a key of a JSON object

@@ -1,24 +1,28 @@
-//! The capsule memory (seeds 000, 001, 003): size-bounded, linted handoffs addressed by id or by
+//! The capsule memory: size-bounded, linted handoffs addressed by id or by
 //! workspace + name.
 //!
-//! - [`fields`]: normalization, addressing, field bounds, size and section checks.
+//! - [`fields`]: addressing, the size and section checks of a capsule's text, token estimates
+//!   (the rules all memories share are top-level modules: [`crate::names`], [`crate::bounds`],
+//!   [`crate::tags`], [`crate::page`]).
 //! - [`lint`]: required-section detection (also the markdown header parser).
-//! - [`query`]: SQL for reading capsules and mapping rows.
+//! - [`query`]: SQL for reading capsules, mapping rows and finding the active one at an address.
 //! - [`search`]: full-text search with ranked, highlighted snippets.
 //! - [`sections`]: markdown sections, for [`append`] and the `sections` filter of [`compose`].
 //! - [`bulk`]: bulk delete, bulk update, purge.
-//! - [`transfer`]: export to and import from JSONL files; [`paths`] the file-system rules they
-//!   follow.
+//! - [`export`], [`import`]: export to and import from JSONL files, following the file-system
+//!   rules of [`crate::paths`]; [`transfer`] the file format they share.
 //!
 //! [`Capsules`] holds one method per operation. REST handlers, MCP tools and (through the
-//! client) CLI subcommands all end here.
+//! client) CLI subcommands all end here; [`family`] registers the tools and routes.
 
 pub mod append;
 pub mod bulk;
 pub mod compose;
+pub mod export;
+pub mod family;
 pub mod fields;
+pub mod import;
 pub mod lint;
-pub mod paths;
 pub mod query;
 pub mod search;
 pub mod sections;
@@ -26,16 +30,20 @@ pub mod transfer;
 
 use std::sync::Arc;
 
-use moss_client::*;
-use rusqlite::{Connection, OptionalExtension, params};
+use moss_client::ErrorCode;
+use moss_client::capsule::*;
+use rusqlite::{Connection, params};
 use serde_json::json;
 
-use crate::cancel::Cancel;
+use crate::cancel;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::store::{Store, now};
+use crate::paths::PathRules;
+use crate::sql_filter::{Filter, given};
+use crate::store::{Store, WriteCtx, now};
+use crate::{bounds, names, page, tags};
 use fields::Address;
-use query::Filter;
+use query::ActiveRow;
 
 /// Most refs one `capsule_fetch_many` accepts.
 pub const FETCH_MANY_MAX: usize = 50;
@@ -45,12 +53,12 @@ pub const FETCH_MANY_MAX: usize = 50;
 pub struct Capsules {
     store: Store,
     config: Arc<Config>,
-    paths: paths::PathRules,
+    paths: PathRules,
 }
 
 /// A capsule's columns as written by store/replace and import.
 pub(crate) struct NewCapsule {
-    pub(crate) workspace: fields::Workspace,
+    pub(crate) workspace: names::Workspace,
     pub(crate) name: Option<(String, String)>,
     pub(crate) title: Option<String>,
     pub(crate) text: String,
@@ -70,10 +78,46 @@ pub(crate) struct Times {
     pub(crate) deleted_at: Option<i64>,
 }
 
-/// Inserts a new capsule row under `id`. The error stays SQLite's, so that a caller can tell the
-/// unique index on active names refusing it from a failure.
-pub(crate) fn insert_row(
+/// How [`write_row`] puts a capsule in the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowWrite {
+    /// A new row under the id. SQLite's error is returned as it is, so that a caller can tell
+    /// the unique index on active names refusing it from a failure.
+    Insert,
+    /// Every column written over the row of the id, which keeps its id: a store in mode replace
+    /// and an import in mode replace.
+    Overwrite,
+}
+
+impl RowWrite {
+    /// The statement, with `?1` the id, then the columns in table order, `?18` the sequence
+    /// number.
+    fn sql(self) -> &'static str {
+        match self {
+            RowWrite::Insert => {
+                "INSERT INTO capsules (id, workspace_raw, workspace_norm, name_raw, name_norm,
+                   title, capsule_text, capsule_chars, tokens_estimate, tags_json, source, run_id,
+                   phase, role, created_at, updated_at, deleted_at, seq)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                   ?17, ?18)"
+            }
+            RowWrite::Overwrite => {
+                "UPDATE capsules SET workspace_raw = ?2, workspace_norm = ?3, name_raw = ?4,
+                   name_norm = ?5, title = ?6, capsule_text = ?7, capsule_chars = ?8,
+                   tokens_estimate = ?9, tags_json = ?10, source = ?11, run_id = ?12,
+                   phase = ?13, role = ?14, created_at = ?15, updated_at = ?16,
+                   deleted_at = ?17, seq = ?18
+                 WHERE id = ?1"
+            }
+        }
+    }
+}
+
+/// Writes capsule `c` with `times` and `seq` as the row `id`, as `how` says: the one place a
+/// capsule's columns are written whole.
+pub(crate) fn write_row(
     conn: &Connection,
+    how: RowWrite,
     id: &str,
     c: &NewCapsule,
     times: &Times,
@@ -83,14 +127,7 @@ pub(crate) fn insert_row(
         Some((r, n)) => (Some(r.as_str()), Some(n.as_str())),
         None => (None, None),
     };
-    conn.prepare_cached(
-        "INSERT INTO capsules (id, workspace_raw, workspace_norm, name_raw, name_norm,
-           title, capsule_text, capsule_chars, tokens_estimate, tags_json, source, run_id,
-           phase, role, created_at, updated_at, deleted_at, seq)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-           ?18)",
-    )?
-    .execute(params![
+    conn.prepare_cached(how.sql())?.execute(params![
         id,
         c.workspace.raw,
         c.workspace.norm,
@@ -115,11 +152,7 @@ pub(crate) fn insert_row(
 
 impl Capsules {
     pub fn new(store: Store, config: Arc<Config>, home: &crate::MossHome) -> Self {
-        let paths = paths::PathRules {
-            exports_dir: home.exports_dir(),
-            allowed_paths: config.allowed_paths.clone(),
-            allow_unsafe_paths: config.allow_unsafe_paths,
-        };
+        let paths = PathRules::new(home, &config);
         Capsules {
             store,
             config,
@@ -133,34 +166,33 @@ impl Capsules {
         Ok(chars)
     }
 
-    /// `capsule_store`: create, or with `mode:"replace"` overwrite the active capsule of that name.
+    /// `capsule_store`: create, or in mode replace overwrite the active capsule of that name.
     pub async fn store(&self, req: StoreRequest) -> Result<CapsuleHandle> {
         let chars = self.check_text(&req.capsule_text, req.allow_thin.unwrap_or(false))?;
-        let workspace = fields::workspace(req.workspace.as_deref())?;
-        let name = fields::name(req.name.as_deref())?;
-        let title = match fields::title(req.title.as_deref())? {
+        let workspace = names::workspace(req.workspace.as_deref())?;
+        let name = names::name(req.name.as_deref())?;
+        let title = match bounds::title(req.title.as_deref())? {
             Some(t) => Some(t),
             None => name.as_ref().map(|(raw, _)| raw.clone()),
         };
-        let tags = fields::tags(req.tags.as_deref())?;
+        let tags = tags::clean(req.tags.as_deref())?;
         let new = NewCapsule {
             tokens: fields::tokens_estimate(&req.capsule_text),
             chars: chars as i64,
             text: req.capsule_text,
             title,
-            tags_json: tags.map(|t| serde_json::to_string(&t).expect("tags serialize")),
-            source: fields::handle("source", req.source.as_deref())?,
-            run_id: fields::handle("run_id", req.run_id.as_deref())?,
-            phase: fields::handle("phase", req.phase.as_deref())?,
-            role: fields::handle("role", req.role.as_deref())?,
+            tags_json: tags::to_json(tags.as_deref()),
+            source: bounds::handle("source", req.source.as_deref())?,
+            run_id: bounds::handle("run_id", req.run_id.as_deref())?,
+            phase: bounds::handle("phase", req.phase.as_deref())?,
+            role: bounds::handle("role", req.role.as_deref())?,
             workspace,
             name,
         };
         let mode = req.mode.unwrap_or_default();
-        let store = self.store.clone();
         self.store
             .writer
-            .run(move |conn| store_job(conn, &store, new, mode))
+            .run(move |w| store_job(w, new, mode))
             .await
     }
 
@@ -192,11 +224,8 @@ impl Capsules {
         }
         let include_deleted = req.include_deleted.unwrap_or(false);
         let include_text = req.include_text.unwrap_or(true);
-        let (cancel, guard) = Cancel::new();
-        let result = self
-            .store
-            .readers
-            .run(move |conn| {
+        cancel::on_drop(|cancel| {
+            self.store.readers.run(move |conn| {
                 let mut items = Vec::new();
                 let mut errors = Vec::new();
                 for r in req.items {
@@ -219,9 +248,8 @@ impl Capsules {
                 }
                 Ok(FetchManyResponse { items, errors })
             })
-            .await;
-        guard.disarm();
-        result
+        })
+        .await
     }
 
     /// `capsule_update`: edit text and metadata of an active capsule; never its address.
@@ -241,14 +269,11 @@ impl Capsules {
             sets.push(("tokens_estimate", V::Integer(fields::tokens_estimate(text))));
         }
         if req.title.is_some() {
-            sets.push(("title", opt(fields::title(req.title.as_deref())?)));
+            sets.push(("title", opt(bounds::title(req.title.as_deref())?)));
         }
         if let Some(t) = &req.tags {
-            let tags = fields::tags(Some(t))?;
-            sets.push((
-                "tags_json",
-                opt(tags.map(|t| serde_json::to_string(&t).expect("tags"))),
-            ));
+            let tags = tags::clean(Some(t))?;
+            sets.push(("tags_json", opt(tags::to_json(tags.as_deref()))));
         }
         for (col, val) in [
             ("source", &req.source),
@@ -257,7 +282,7 @@ impl Capsules {
             ("role", &req.role),
         ] {
             if val.is_some() {
-                sets.push((col, opt(fields::handle(col, val.as_deref())?)));
+                sets.push((col, opt(bounds::handle(col, val.as_deref())?)));
             }
         }
         if sets.is_empty() {
@@ -267,11 +292,10 @@ impl Capsules {
             ));
         }
         let if_updated_at = req.if_updated_at;
-        let store = self.store.clone();
         self.store
             .writer
             .run(move |conn| {
-                let Some((id, updated_at)) = query::active_id(conn, &addr)? else {
+                let Some(ActiveRow { id, updated_at, .. }) = query::active(conn, &addr)? else {
                     return Err(not_found(conn, &addr, Wanted::Change));
                 };
                 if let Some(expected) = if_updated_at
@@ -295,7 +319,7 @@ impl Capsules {
                 }
                 params.push(V::Integer(now()));
                 assignments.push(format!("updated_at = ?{}", params.len()));
-                params.push(V::Integer(store.next_seq()));
+                params.push(V::Integer(conn.next_seq()));
                 assignments.push(format!("seq = ?{}", params.len()));
                 params.push(V::Text(id.clone()));
                 let sql = format!(
@@ -316,18 +340,17 @@ impl Capsules {
             req.workspace.as_deref(),
             req.name.as_deref(),
         )?;
-        let store = self.store.clone();
         self.store
             .writer
             .run(move |conn| {
-                let Some((id, _)) = query::active_id(conn, &addr)? else {
+                let Some(ActiveRow { id, .. }) = query::active(conn, &addr)? else {
                     return Err(not_found(conn, &addr, Wanted::Delete));
                 };
                 let t = now();
                 conn.prepare_cached(
                     "UPDATE capsules SET deleted_at = ?1, updated_at = ?1, seq = ?2 WHERE id = ?3",
                 )?
-                .execute(params![t, store.next_seq(), id])?;
+                .execute(params![t, conn.next_seq(), id])?;
                 Ok(DeleteResponse { deleted: true, id })
             })
             .await
@@ -335,7 +358,7 @@ impl Capsules {
 
     /// `capsule_latest`: the most recently updated capsule of a workspace.
     pub async fn latest(&self, req: LatestRequest) -> Result<LatestResponse> {
-        let ws = fields::workspace(req.workspace.as_deref())?;
+        let ws = names::workspace(req.workspace.as_deref())?;
         let include_text = req.include_text.unwrap_or(false);
         let mut f = Filter::default();
         f.add("workspace_norm = ?", ws.norm);
@@ -359,8 +382,8 @@ impl Capsules {
 
     /// `capsule_list`: summaries of one workspace, newest first.
     pub async fn list(&self, req: ListRequest) -> Result<CapsulePage> {
-        let ws = fields::workspace(req.workspace.as_deref())?;
-        let (limit, offset) = fields::page(req.limit, req.offset, 20, 100)?;
+        let ws = names::workspace(req.workspace.as_deref())?;
+        let (limit, offset) = page::bounds(req.limit, req.offset, 20, 100)?;
         let mut f = Filter::default();
         f.add("workspace_norm = ?", ws.norm);
         if !req.include_deleted.unwrap_or(false) {
@@ -377,22 +400,17 @@ impl Capsules {
 
     /// `capsule_inventory`: summaries across all workspaces, newest first.
     pub async fn inventory(&self, req: InventoryRequest) -> Result<CapsulePage> {
-        let (limit, offset) = fields::page(req.limit, req.offset, 100, 500)?;
+        let (limit, offset) = page::bounds(req.limit, req.offset, 100, 500)?;
         let mut f = Filter::default();
         if let Some(ws) = req.workspace.as_deref().filter(|w| !w.trim().is_empty()) {
-            f.add("workspace_norm = ?", fields::normalize(ws));
+            f.add("workspace_norm = ?", names::normalize(ws));
         }
         if !req.include_deleted.unwrap_or(false) {
             f.raw("deleted_at IS NULL");
         }
-        if let Some(tag) = req.tag.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-            f.add(
-                "EXISTS (SELECT 1 FROM json_each(capsules.tags_json) WHERE json_each.value = ?)",
-                tag.to_string(),
-            );
-        }
+        tags::filter(&mut f, "capsules.tags_json", req.tag.as_deref());
         if let Some(prefix) = req.name_prefix.as_deref().filter(|p| !p.trim().is_empty()) {
-            let p = fields::normalize(prefix);
+            let p = names::normalize(prefix);
             // Both placeholders bind the same parameter.
             f.add("substr(name_norm, 1, length(?)) = ?", p);
         }
@@ -410,15 +428,9 @@ impl Capsules {
             .readers
             .run(move |conn| {
                 let (items, total) = query::page(conn, &f, false, limit, offset)?;
-                let has_more = offset + (items.len() as i64) < total;
                 Ok(CapsulePage {
+                    pagination: page::pagination(limit, offset, items.len(), total),
                     items,
-                    pagination: Pagination {
-                        limit,
-                        offset,
-                        has_more,
-                        total,
-                    },
                     sort: "updated_at_desc".into(),
                 })
             })
@@ -426,20 +438,22 @@ impl Capsules {
     }
 }
 
+/// Narrows `f` to the given `run_id`, `phase` and `role` (a blank one is no filter), and says
+/// what it selects (`run_id="r1"`), for messages.
 pub(crate) fn orchestration(
     f: &mut Filter,
     run_id: Option<&str>,
     phase: Option<&str>,
     role: Option<&str>,
-) {
-    let clean = |v: Option<&str>| {
-        v.map(str::trim)
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-    };
-    f.eq_opt("run_id", clean(run_id).as_deref());
-    f.eq_opt("phase", clean(phase).as_deref());
-    f.eq_opt("role", clean(role).as_deref());
+) -> Vec<String> {
+    let mut described = Vec::new();
+    for (col, value) in [("run_id", run_id), ("phase", phase), ("role", role)] {
+        if let Some(v) = given(value) {
+            f.add(&format!("{col} = ?"), v.to_string());
+            described.push(format!("{col}={v:?}"));
+        }
+    }
+    described
 }
 
 fn fetch_one(
@@ -471,14 +485,13 @@ pub(crate) enum Wanted {
 impl Wanted {
     fn deleted_hint(self) -> &'static str {
         match self {
-            Wanted::Read => "pass include_deleted:true to read it",
+            Wanted::Read => "set include_deleted to read it",
             Wanted::ReadActive => {
-                "only active capsules are used here; capsule_fetch with \
-                                   include_deleted:true reads it"
+                "only active capsules are used here; a fetch with include_deleted set reads it"
             }
             Wanted::Change => {
-                "a soft-deleted capsule cannot be changed; capsule_fetch with \
-                               include_deleted:true reads it, and capsule_store can reuse its name"
+                "a soft-deleted capsule cannot be changed; a fetch with include_deleted set \
+                 reads it, and a new capsule can be stored under its name"
             }
             Wanted::Delete => "it was deleted already",
         }
@@ -508,14 +521,9 @@ fn handle_of(conn: &Connection, id: &str) -> Result<CapsuleHandle> {
     })
 }
 
-fn store_job(
-    conn: &Connection,
-    store: &Store,
-    c: NewCapsule,
-    mode: StoreMode,
-) -> Result<CapsuleHandle> {
+fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode) -> Result<CapsuleHandle> {
     let t = now();
-    let seq = store.next_seq();
+    let seq = conn.next_seq();
     let name_raw = c.name.as_ref().map(|(r, _)| r.as_str());
     let insert = |conn: &Connection| -> rusqlite::Result<String> {
         let id = ulid::Ulid::generate().to_string();
@@ -524,7 +532,7 @@ fn store_job(
             updated_at: t,
             deleted_at: None,
         };
-        insert_row(conn, &id, &c, &times, seq)?;
+        write_row(conn, RowWrite::Insert, &id, &c, &times, seq)?;
         Ok(id)
     };
     let id = match mode {
@@ -535,38 +543,23 @@ fn store_job(
         StoreMode::Error => match insert(conn) {
             Ok(id) => id,
             Err(e) if is_constraint(&e) => {
-                return Err(match active_id_by_name(conn, &c)? {
-                    Some(id) => name_taken(&c, id),
+                return Err(match name_holder(conn, &c)? {
+                    Some(holder) => name_taken(&c, holder.id),
                     None => e.into(),
                 });
             }
             Err(e) => return Err(e.into()),
         },
-        StoreMode::Replace => match active_id_by_name(conn, &c)? {
-            Some(id) => {
-                conn.prepare_cached(
-                    "UPDATE capsules SET workspace_raw = ?1, name_raw = ?2, title = ?3,
-                       capsule_text = ?4, capsule_chars = ?5, tokens_estimate = ?6, tags_json = ?7,
-                       source = ?8, run_id = ?9, phase = ?10, role = ?11, updated_at = ?12, seq = ?13
-                     WHERE id = ?14",
-                )?
-                .execute(params![
-                    c.workspace.raw,
-                    name_raw,
-                    c.title,
-                    c.text,
-                    c.chars,
-                    c.tokens,
-                    c.tags_json,
-                    c.source,
-                    c.run_id,
-                    c.phase,
-                    c.role,
-                    t,
-                    seq,
-                    id
-                ])?;
-                id
+        StoreMode::Replace => match name_holder(conn, &c)? {
+            Some(holder) => {
+                // The capsule keeps its id and creation time; it is active, and changed now.
+                let times = Times {
+                    created_at: holder.created_at,
+                    updated_at: t,
+                    deleted_at: None,
+                };
+                write_row(conn, RowWrite::Overwrite, &holder.id, &c, &times, seq)?;
+                holder.id
             }
             None => insert(conn)?,
         },
@@ -582,18 +575,12 @@ fn is_constraint(e: &rusqlite::Error) -> bool {
     e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation)
 }
 
-/// The id of the active capsule holding `c`'s name, if it has one and it is taken.
-fn active_id_by_name(conn: &Connection, c: &NewCapsule) -> Result<Option<String>> {
-    let Some((_, name_norm)) = &c.name else {
-        return Ok(None);
-    };
-    Ok(conn
-        .prepare_cached(
-            "SELECT id FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
-             AND deleted_at IS NULL",
-        )?
-        .query_row([&c.workspace.norm, name_norm], |r| r.get(0))
-        .optional()?)
+/// The active capsule holding `c`'s name, if `c` has a name and it is taken.
+pub(crate) fn name_holder(conn: &Connection, c: &NewCapsule) -> Result<Option<ActiveRow>> {
+    match &c.name {
+        Some((_, name_norm)) => query::active_by_name(conn, &c.workspace.norm, name_norm),
+        None => Ok(None),
+    }
 }
 
 /// `NAME_ALREADY_EXISTS` for storing `c` in mode `error` over the active capsule `id`.
@@ -603,7 +590,7 @@ fn name_taken(c: &NewCapsule, id: String) -> Error {
         ErrorCode::NameAlreadyExists,
         format!(
             "an active capsule named {:?} already exists in workspace {:?} (id {id}); \
-             pass mode:\"replace\" to overwrite it, or choose another name",
+             store it with mode replace to overwrite it, or choose another name",
             name_raw.unwrap_or_default(),
             c.workspace.raw
         ),

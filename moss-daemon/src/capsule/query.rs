@@ -1,11 +1,12 @@
-//! SQL for reading capsules: the column lists, the row mapping, and filter building.
+//! SQL for reading capsules: the column lists, the row mapping, lookups by address, pages.
 
-use moss_client::{Capsule, FetchKey};
+use moss_client::capsule::{Capsule, FetchKey};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row};
 
 use super::fields::Address;
 use crate::error::Result;
+use crate::sql_filter::Filter;
 
 /// Columns of a summary, in the order [`capsule_from_row`] reads them.
 pub const SUMMARY_COLS: &str = "id, workspace_raw, workspace_norm, name_raw, name_norm, title, \
@@ -124,28 +125,54 @@ pub fn find(
     Ok(found)
 }
 
-/// The id of the active capsule at `addr`, if any (for writes, which touch active rows only).
-pub fn active_id(conn: &Connection, addr: &Address) -> Result<Option<(String, i64)>> {
-    let row = match addr {
-        Address::Id(id) => conn
+/// An active capsule's row as writes find it: the id, and the times a write keeps or compares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveRow {
+    pub id: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+fn active_row(r: &Row<'_>) -> rusqlite::Result<ActiveRow> {
+    Ok(ActiveRow {
+        id: r.get(0)?,
+        created_at: r.get(1)?,
+        updated_at: r.get(2)?,
+    })
+}
+
+/// The active capsule at `addr`, if any (for writes, which touch active rows only).
+pub fn active(conn: &Connection, addr: &Address) -> Result<Option<ActiveRow>> {
+    match addr {
+        Address::Id(id) => Ok(conn
             .prepare_cached(
-                "SELECT id, updated_at FROM capsules WHERE id = ?1 AND deleted_at IS NULL",
+                "SELECT id, created_at, updated_at FROM capsules \
+                 WHERE id = ?1 AND deleted_at IS NULL",
             )?
-            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?,
+            .query_row([id], active_row)
+            .optional()?),
         Address::Name {
             workspace,
             name_norm,
             ..
-        } => conn
-            .prepare_cached(
-                "SELECT id, updated_at FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
-                 AND deleted_at IS NULL",
-            )?
-            .query_row([&workspace.norm, name_norm], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?,
-    };
-    Ok(row)
+        } => active_by_name(conn, &workspace.norm, name_norm),
+    }
+}
+
+/// The active capsule holding a name, if any: at most one, as the unique index on active names
+/// guarantees.
+pub fn active_by_name(
+    conn: &Connection,
+    workspace_norm: &str,
+    name_norm: &str,
+) -> Result<Option<ActiveRow>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT id, created_at, updated_at FROM capsules \
+             WHERE workspace_norm = ?1 AND name_norm = ?2 AND deleted_at IS NULL",
+        )?
+        .query_row([workspace_norm, name_norm], active_row)
+        .optional()?)
 }
 
 /// Whether only a soft-deleted capsule exists at `addr` (to make a 404 say so).
@@ -168,52 +195,6 @@ pub fn only_deleted_exists(conn: &Connection, addr: &Address) -> Result<bool> {
             .query_row([&workspace.norm, name_norm], |r| r.get(0))?,
     };
     Ok(n > 0)
-}
-
-/// A conjunction of `WHERE` terms with their parameters.
-#[derive(Debug, Default)]
-pub struct Filter {
-    terms: Vec<String>,
-    params: Vec<Value>,
-}
-
-impl Filter {
-    /// Adds `term`, where `?` stands for the next parameter.
-    pub fn add(&mut self, term: &str, value: impl Into<Value>) -> &mut Self {
-        self.params.push(value.into());
-        let n = self.params.len();
-        self.terms.push(term.replace('?', &format!("?{n}")));
-        self
-    }
-
-    /// Adds a term without a parameter.
-    pub fn raw(&mut self, term: &str) -> &mut Self {
-        self.terms.push(term.to_string());
-        self
-    }
-
-    pub fn eq_opt(&mut self, column: &str, value: Option<&str>) -> &mut Self {
-        if let Some(v) = value {
-            self.add(&format!("{column} = ?"), v.to_string());
-        }
-        self
-    }
-
-    pub fn sql(&self) -> String {
-        if self.terms.is_empty() {
-            String::new()
-        } else {
-            format!("WHERE {}", self.terms.join(" AND "))
-        }
-    }
-
-    pub fn params(&self) -> &[Value] {
-        &self.params
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
-    }
 }
 
 /// One page of capsules matching `filter`, newest first, and the total.
@@ -249,20 +230,4 @@ pub fn page(
             })?
     };
     Ok((items, total))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn filters_number_their_parameters() {
-        let mut f = Filter::default();
-        f.add("a = ?", "x".to_string())
-            .raw("deleted_at IS NULL")
-            .eq_opt("b", Some("y"));
-        f.eq_opt("c", None);
-        assert_eq!(f.sql(), "WHERE a = ?1 AND deleted_at IS NULL AND b = ?2");
-        assert_eq!(f.params().len(), 2);
-    }
 }

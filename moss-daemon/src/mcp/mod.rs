@@ -1,12 +1,17 @@
-//! MCP over streamable HTTP at `/mcp` (rmcp). Tools are listed from [`tools::TOOLS`] and
-//! dispatched to the same domain operations as REST. A failed call is a tool result with
-//! `isError: true` whose text and `structuredContent` are the error envelope, including bad
-//! arguments (which would otherwise be a bare JSON-RPC -32602).
+//! MCP over streamable HTTP at `/mcp` (rmcp). Tools are listed from the family registry
+//! ([`crate::family`]) and dispatched to the same domain operations as REST. A failed call is a
+//! tool result with `isError: true` whose text and `structuredContent` are the error envelope,
+//! including bad arguments (which would otherwise be a bare JSON-RPC -32602).
+//!
+//! A connection is served the families of the config's `toolsets`, or fewer: `/mcp?toolsets=a,b`
+//! narrows them ([`toolsets_from_query`], checked before rmcp sees the request). The session
+//! keeps the set its `initialize` asked for; its `instructions` are composed from it.
 
-pub mod tools;
+pub mod schema;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use moss_client::daemon::{ToolInfo, ToolList};
 use moss_client::{ErrorCode, ErrorEnvelope};
 use rmcp::model::*;
 use rmcp::service::{Peer, RequestContext};
@@ -16,82 +21,110 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::api::AppState;
-use crate::error::Error;
+use crate::app::AppState;
+use crate::error::{Error, Result};
+use crate::family::{self, Toolsets};
 use crate::progress::Progress;
-
-const INSTRUCTIONS: &str = "Moss keeps capsules: distilled, size-bounded handoffs between \
-    agent sessions. Save state with capsule_store (six sections: Objective, Current status, \
-    Decisions, Next actions, Key locations, Open questions); resume with capsule_fetch by \
-    workspace+name or capsule_latest include_text:true; browse with capsule_list and \
-    capsule_inventory, which never return text.";
 
 /// One MCP session's handler. Sessions share the daemon's state.
 #[derive(Clone)]
 pub struct MossMcp {
     state: AppState,
+    /// The families this session is served, fixed by its `initialize` request's URL.
+    toolsets: Arc<OnceLock<Toolsets>>,
+}
+
+impl MossMcp {
+    /// The session's families: those its `initialize` asked for, else those this request's URL
+    /// asks for, else every family the config serves.
+    fn toolsets(&self, context: &RequestContext<RoleServer>) -> Toolsets {
+        if let Some(t) = self.toolsets.get() {
+            return t.clone();
+        }
+        requested(context).unwrap_or_else(|| self.state.toolsets.clone())
+    }
+}
+
+/// The toolsets the guard in front of `/mcp` read from this request's query, if it had any.
+fn requested(context: &RequestContext<RoleServer>) -> Option<Toolsets> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Toolsets>())
+        .cloned()
 }
 
 impl ServerHandler for MossMcp {
     fn get_info(&self) -> ServerConfig {
+        let toolsets = self.toolsets.get().unwrap_or(&self.state.toolsets);
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("moss", moss_client::VERSION))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(toolsets.instructions())
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<InitializeResult, McpError> {
+        let toolsets = requested(&context).unwrap_or_else(|| self.state.toolsets.clone());
+        let _ = self.toolsets.set(toolsets);
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools::listed(&self.state)))
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(listed(
+            &self.state,
+            &self.toolsets(&context),
+        )))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> std::result::Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = if self.state.config.tool_disabled(&name)
-            && tools::TOOLS.iter().any(|t| t.name == name)
-        {
-            Err(Error::invalid(format!(
-                "tool {name:?} is disabled by this daemon's configuration (disabled_tools / \
-                 disabled_types)"
-            )))
-        } else {
-            let token = context
-                .meta
-                .get_progress_token()
-                .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
-            let progress = match token {
-                Some(_) => Progress::tracked(),
-                None => Progress::none(),
-            };
-            let stop = CancellationToken::new();
-            let notifier = token.map(|t| {
-                tokio::spawn(notify_progress(
-                    context.peer.clone(),
-                    t,
-                    progress.clone(),
-                    stop.clone(),
-                ))
-            });
-            let r = tokio::select! {
-                r = tools::dispatch(&self.state, &name, args, progress) => r,
-                _ = context.ct.cancelled() => Err(Error::new(
-                    ErrorCode::Cancelled,
-                    format!("{name} cancelled by the client"),
-                )),
-            };
-            // The last report goes out before the result.
-            stop.cancel();
-            if let Some(n) = notifier {
-                let _ = n.await;
+        let outcome = match callable(&self.state, &self.toolsets(&context), &name) {
+            Err(e) => Err(e),
+            Ok(tool) => {
+                let token = context
+                    .meta
+                    .get_progress_token()
+                    .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
+                let progress = match token {
+                    Some(_) => Progress::tracked(),
+                    None => Progress::none(),
+                };
+                let stop = CancellationToken::new();
+                let notifier = token.map(|t| {
+                    tokio::spawn(notify_progress(
+                        context.peer.clone(),
+                        t,
+                        progress.clone(),
+                        stop.clone(),
+                    ))
+                });
+                let r = tokio::select! {
+                    r = (tool.handler)(self.state.clone(), args, progress) => r,
+                    _ = context.ct.cancelled() => Err(Error::new(
+                        ErrorCode::Cancelled,
+                        format!("{name} cancelled by the client"),
+                    )),
+                };
+                // The last report goes out before the result.
+                stop.cancel();
+                if let Some(n) = notifier {
+                    let _ = n.await;
+                }
+                r
             }
-            r
         };
         Ok(match outcome {
             Ok(value) => result_of(value, false),
@@ -107,7 +140,7 @@ impl ServerHandler for MossMcp {
         &self,
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, McpError> {
+    ) -> std::result::Result<CustomResult, McpError> {
         let method = request.method.as_str();
         if method == "tools/call" {
             let result = error_result(malformed_call(request.params.as_ref()));
@@ -191,7 +224,7 @@ async fn notify_progress(
     progress: Progress,
     stop: CancellationToken,
 ) {
-    let mut last: Option<moss_client::ProgressReport> = None;
+    let mut last: Option<moss_client::daemon::ProgressReport> = None;
     let mut offset = 0u64;
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
     let mut stopping = false;
@@ -272,9 +305,95 @@ pub fn service(
         move || {
             Ok(MossMcp {
                 state: state.clone(),
+                toolsets: Arc::new(OnceLock::new()),
             })
         },
         Arc::new(LocalSessionManager::default()),
         config,
     )
+}
+
+/// The tools/list entries of `toolsets` that the config leaves enabled.
+fn listed(state: &AppState, toolsets: &Toolsets) -> Vec<Tool> {
+    family::tools()
+        .filter(|(f, t)| toolsets.contains(f.name) && !state.config.tool_disabled(f.name, t.name))
+        .map(|(_, t)| Tool::new(t.name, t.description, Arc::new((t.schema)())))
+        .collect()
+}
+
+/// The tool `name`, if this connection may call it: a tool of a family it is not served, or one
+/// the config disables, is refused with what to do about it.
+fn callable(state: &AppState, toolsets: &Toolsets, name: &str) -> Result<&'static family::Tool> {
+    let Some((family, tool)) = family::tool(name) else {
+        return Err(Error::invalid_field(
+            "name",
+            format!("unknown tool {name:?}; tools/list shows the available tools"),
+        ));
+    };
+    if !toolsets.contains(family.name) {
+        return Err(Error::invalid_field(
+            "name",
+            format!(
+                "tool {name:?} belongs to toolset {:?}, which this connection is not served \
+                 (it has: {}); connect to /mcp?toolsets={} to use it",
+                family.name,
+                toolsets.names().join(", "),
+                family.name
+            ),
+        ));
+    }
+    if state.config.tool_disabled(family.name, name) {
+        return Err(Error::invalid_field(
+            "name",
+            format!(
+                "tool {name:?} is disabled by this daemon's configuration (disabled_tools / \
+                 disabled_types)"
+            ),
+        ));
+    }
+    Ok(tool)
+}
+
+/// Every tool with its family and whether the config enables it (`GET /tools`, `moss tools`).
+pub fn catalog(state: &AppState) -> ToolList {
+    ToolList {
+        tools: family::tools()
+            .map(|(f, t)| ToolInfo {
+                name: t.name.into(),
+                family: f.name.into(),
+                description: t.description.into(),
+                enabled: state.toolsets.contains(f.name)
+                    && !state.config.tool_disabled(f.name, t.name),
+            })
+            .collect(),
+    }
+}
+
+/// Reads `?toolsets=a,b` of a request to `/mcp`, narrows the served families to it and hands
+/// the result to the session (as a request extension rmcp passes on). An unknown toolset, or one
+/// the daemon does not serve, is a 400 naming it and listing the valid ones, before any MCP
+/// exchange.
+pub async fn toolsets_from_query(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    mut req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let params = axum::extract::Query::<Vec<(String, String)>>::try_from_uri(req.uri())
+        .map(|q| q.0)
+        .unwrap_or_default();
+    let requested = params
+        .into_iter()
+        .filter(|(k, _)| k == "toolsets")
+        .map(|(_, v)| v)
+        .reduce(|a, b| format!("{a},{b}"));
+    if let Some(requested) = requested {
+        match state.toolsets.narrow(&requested) {
+            Ok(toolsets) => {
+                req.extensions_mut().insert(toolsets);
+            }
+            Err(e) => return e.into_response(),
+        }
+    }
+    next.run(req).await
 }

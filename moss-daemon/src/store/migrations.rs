@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 
 /// Each entry is one migration's SQL, run in one exclusive transaction with the version bump.
 pub const MIGRATIONS: &[&str] = &[
-    // 1: the capsule store (seed 001 §9) with its FTS5 index kept in sync by triggers.
+    // 1: the capsule store with its FTS5 index kept in sync by triggers.
     r#"
     CREATE TABLE capsules (
       id              TEXT PRIMARY KEY,
@@ -80,11 +80,12 @@ pub const MIGRATIONS: &[&str] = &[
     END;
     "#,
     // 2: the time-ordered indexes ascend. New rows carry the highest (updated_at, seq), so each
-    // insert lands on the rightmost leaf, which SQLite appends to and fills; descending (as seed
-    // 001 §9 writes `updated_at DESC`), every insert landed on the leftmost leaf and split it in
-    // half. After 54,000 stores from `moss bench` the two indexes had their pages 50% full and
-    // took 1,750 pages; ascending, 87% full and 1,063 pages: fewer pages to write per commit
-    // and to cache. "Newest first" reads them backwards, as fast as forwards and without a sort.
+    // insert lands on the rightmost leaf, which SQLite appends to and fills; descending (as
+    // migration 1 created them, `updated_at DESC`), every insert landed on the leftmost leaf and
+    // split it in half. After 54,000 stores from `moss bench` the two indexes had their pages 50%
+    // full and took 1,750 pages; ascending, 87% full and 1,063 pages: fewer pages to write per
+    // commit and to cache. "Newest first" reads them backwards, as fast as forwards and without
+    // a sort.
     r#"
     DROP INDEX idx_capsules_workspace_updated;
     CREATE INDEX idx_capsules_workspace_updated
@@ -97,6 +98,16 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX idx_capsules_workspace_name_deleted
       ON capsules(workspace_norm, name_norm, updated_at)
       WHERE name_norm IS NOT NULL AND deleted_at IS NOT NULL;
+    "#,
+    // 3: the database's sequence, one row: the highest number the writer has handed out (see
+    // store::writer). Every memory takes its ordering numbers from it, and it never goes down:
+    // seeding the writer from max(capsules.seq) at each start went back down after a purge.
+    r#"
+    CREATE TABLE store_sequence (
+      id    INTEGER PRIMARY KEY CHECK (id = 1),
+      value INTEGER NOT NULL
+    );
+    INSERT INTO store_sequence(id, value) SELECT 1, coalesce(max(seq), 0) FROM capsules;
     "#,
 ];
 
@@ -176,7 +187,7 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn).unwrap(), 2);
+        assert_eq!(migrate(&mut conn).unwrap(), MIGRATIONS.len() as u32);
         for index in [
             "idx_capsules_workspace_updated",
             "idx_capsules_updated",
@@ -199,6 +210,36 @@ mod tests {
             )
             .unwrap();
         assert_eq!(id, "a");
+    }
+
+    #[test]
+    fn the_sequence_starts_at_the_highest_capsule_seq() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..2] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 2).unwrap();
+        conn.execute(
+            "INSERT INTO capsules(id, workspace_raw, workspace_norm, capsule_text, capsule_chars,
+               tokens_estimate, created_at, updated_at, seq)
+             VALUES ('a', 'w', 'w', 'text', 4, 1, 1, 1, 41),
+                    ('b', 'w', 'w', 'text', 4, 1, 1, 1, 7)",
+            [],
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let value: i64 = conn
+            .query_row("SELECT value FROM store_sequence WHERE id = 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(value, 41);
+        let mut empty = Connection::open_in_memory().unwrap();
+        migrate(&mut empty).unwrap();
+        let value: i64 = empty
+            .query_row("SELECT value FROM store_sequence", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(value, 0, "a new database starts at 0");
     }
 
     /// The plan of `sql` on a migrated database, one detail per line.

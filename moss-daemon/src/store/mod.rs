@@ -3,7 +3,8 @@
 //! - [`checkpointer`]: WAL checkpoints on their own thread, off the writer's path.
 //! - [`fts`]: the full-text indexer thread and its index file.
 //! - [`migrations`]: numbered schema migrations under `PRAGMA user_version`.
-//! - [`writer`]: the only connection that writes, with group commit.
+//! - [`writer`]: the only connection that writes, with group commit, and the database's
+//!   sequence.
 //! - [`readers`]: read-only connections for queries.
 
 pub mod checkpointer;
@@ -14,14 +15,20 @@ pub mod writer;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
 
 use rusqlite::Connection;
 
 use crate::config::Durability;
 use crate::error::{Error, Result};
+pub use fts::{IndexLag, Source};
 pub use readers::ReadPool;
-pub use writer::{Writer, WriterThread};
+pub use writer::{WriteCtx, Writer, WriterThread};
+
+/// Statements the writer's connection keeps prepared (rusqlite's default is 16). A batch runs
+/// the transaction control, the sequence's update, two statements per full-text source, and
+/// each job's own: all of them stay prepared from batch to batch.
+const WRITER_STATEMENT_CACHE: usize = 64;
 
 /// Options for [`Store::open`].
 #[derive(Debug, Clone)]
@@ -31,16 +38,13 @@ pub struct StoreOptions {
     pub read_pool_idle: u32,
 }
 
-/// The database: a writer, a read pool, and the write sequence counter.
+/// The database: a writer (which hands out the database's sequence to its jobs), a read pool,
+/// and how far the full-text index has come.
 #[derive(Clone, Debug)]
 pub struct Store {
     pub writer: Writer,
     pub readers: ReadPool,
-    seq: Arc<AtomicI64>,
-    index_watermark: Arc<AtomicI64>,
-    index_progress: tokio::sync::watch::Receiver<i64>,
-    index_queued: Arc<AtomicI64>,
-    index_hurry: fts::Hurry,
+    index: fts::IndexView,
 }
 
 impl Store {
@@ -65,11 +69,8 @@ impl Store {
              PRAGMA journal_size_limit = 67108864;"
         ))?;
         migrations::migrate(&mut conn)?;
+        conn.set_prepared_statement_cache_capacity(WRITER_STATEMENT_CACHE);
         restrict_modes(path);
-        let max_seq: i64 =
-            conn.query_row("SELECT coalesce(max(seq), 0) FROM capsules", [], |r| {
-                r.get(0)
-            })?;
         let wal_restart = Arc::new(checkpointer::WalRestart::default());
         let checkpointer = checkpointer::Checkpointer::spawn(path, wal_restart.clone())?;
         let (indexer, index_hooks) = fts::Indexer::spawn(path)?;
@@ -83,17 +84,12 @@ impl Store {
             opts.read_pool_size,
             opts.read_pool_idle,
         )?;
-        let (writer, thread) = Writer::spawn(conn, hooks)
-            .map_err(|e| Error::internal("starting the writer thread", e))?;
+        let (writer, thread) = Writer::spawn(conn, hooks)?;
         Ok((
             Store {
                 writer,
                 readers,
-                seq: Arc::new(AtomicI64::new(max_seq)),
-                index_watermark: indexer.watermark(),
-                index_progress: indexer.progress(),
-                index_queued: indexer.queued(),
-                index_hurry: indexer.hurry(),
+                index: indexer.view(),
             },
             StoreThreads {
                 writer: thread,
@@ -103,34 +99,28 @@ impl Store {
         ))
     }
 
-    /// The next write sequence number. Only writer jobs call this, so the order of numbers is
-    /// the order of writes.
-    pub fn next_seq(&self) -> i64 {
-        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    /// The newest committed text change of `source` its full-text index must apply (a
+    /// sequence of the source's queue). `source` is one of [`fts::SOURCES`].
+    pub fn index_queued(&self, source: &Source) -> i64 {
+        self.index.queued(source)
     }
 
-    /// The `capsules_fts_queue` sequence up to which the full-text index is current.
-    pub fn index_watermark(&self) -> i64 {
-        self.index_watermark.load(Ordering::Acquire)
+    /// Text changes of `source` committed but not yet in its full-text index.
+    pub fn index_behind(&self, source: &Source) -> i64 {
+        self.index.behind(source)
     }
 
-    /// The newest committed text change the index must apply (a `capsules_fts_queue` sequence).
-    pub fn index_queued(&self) -> i64 {
-        self.index_queued.load(Ordering::Acquire)
+    /// How far behind its writes each source's full-text index is, in the order of
+    /// [`fts::SOURCES`].
+    pub fn index_lag(&self) -> Vec<IndexLag> {
+        self.index.lag()
     }
 
-    /// Waits until the full-text index holds every text change queued up to `seq`, at most
-    /// `timeout`. Returns whether it got there. While it waits, the indexer does not rest.
-    pub async fn index_reached(&self, seq: i64, timeout: std::time::Duration) -> bool {
-        let mut progress = self.index_progress.clone();
-        if *progress.borrow() >= seq {
-            return true;
-        }
-        let _hurry = self.index_hurry.start();
-        matches!(
-            tokio::time::timeout(timeout, progress.wait_for(|applied| *applied >= seq)).await,
-            Ok(Ok(_))
-        )
+    /// Waits until the full-text index of `source` holds every text change queued up to `seq`,
+    /// at most `timeout`. Returns whether it got there. While it waits, the indexer does not
+    /// rest.
+    pub async fn index_reached(&self, source: &Source, seq: i64, timeout: Duration) -> bool {
+        self.index.reached(source, seq, timeout).await
     }
 }
 
@@ -265,13 +255,12 @@ mod tests {
                 .unwrap()
         }
         async fn caught_up(store: &Store, seq: i64) {
-            for _ in 0..500 {
-                if store.index_watermark() >= seq {
-                    return;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-            panic!("the indexer did not reach {seq}");
+            assert!(
+                store
+                    .index_reached(&fts::CAPSULES, seq, Duration::from_secs(5))
+                    .await,
+                "the indexer did not reach {seq}"
+            );
         }
         let hits = |q: &str| -> i64 {
             let c = Connection::open(fts::index_path(&db)).unwrap();
@@ -321,7 +310,7 @@ mod tests {
         .await;
         assert!(
             store
-                .index_reached(s, std::time::Duration::from_secs(5))
+                .index_reached(&fts::CAPSULES, s, Duration::from_secs(5))
                 .await
         );
         assert_eq!(hits("zookeeper"), 1);
@@ -334,9 +323,11 @@ mod tests {
         for _ in 0..500 {
             if Connection::open(fts::index_path(&db))
                 .unwrap()
-                .query_row("SELECT count(*) FROM indexer_state", [], |r| {
-                    r.get::<_, i64>(0)
-                })
+                .query_row(
+                    "SELECT count(*) FROM indexer_sources WHERE source = 'capsules'",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
                 .unwrap_or(0)
                 == 1
             {
@@ -400,10 +391,10 @@ mod tests {
     #[tokio::test]
     async fn waiting_for_the_index_keeps_the_indexer_from_resting() {
         let (store, threads, _dir) = open(Durability::Normal);
-        let hurry = store.index_hurry.clone();
+        let hurry = store.index.hurry().clone();
         assert!(
             store
-                .index_reached(0, std::time::Duration::from_secs(5))
+                .index_reached(&fts::CAPSULES, 0, Duration::from_secs(5))
                 .await
         );
         assert_eq!(hurry.waiting(), 0, "nothing to wait for");
@@ -411,7 +402,7 @@ mod tests {
             let store = store.clone();
             tokio::spawn(async move {
                 store
-                    .index_reached(i64::MAX, std::time::Duration::from_secs(300))
+                    .index_reached(&fts::CAPSULES, i64::MAX, Duration::from_secs(300))
                     .await
             })
         };
@@ -428,7 +419,7 @@ mod tests {
         assert_eq!(hurry.waiting(), 0, "a cancelled wait lets the indexer rest");
         assert!(
             !store
-                .index_reached(i64::MAX, std::time::Duration::from_millis(50))
+                .index_reached(&fts::CAPSULES, i64::MAX, Duration::from_millis(50))
                 .await
         );
         assert_eq!(
@@ -436,6 +427,105 @@ mod tests {
             0,
             "a wait that timed out lets the indexer rest"
         );
+        store.writer.close().await;
+        threads.join();
+    }
+
+    /// A capsule row carrying the next number of the sequence; returns the number.
+    async fn insert_capsule(store: &Store, id: &'static str) -> i64 {
+        store
+            .writer
+            .run(move |w| {
+                let seq = w.next_seq();
+                w.execute(
+                    "INSERT INTO capsules(id, workspace_raw, workspace_norm, capsule_text,
+                       capsule_chars, tokens_estimate, created_at, updated_at, seq)
+                     VALUES (?1, 'w', 'w', 'text', 4, 1, 1, 1, ?2)",
+                    rusqlite::params![id, seq],
+                )?;
+                Ok(seq)
+            })
+            .await
+            .unwrap()
+    }
+
+    /// Once every row that carried a number is gone, even across a restart, a new write still
+    /// gets a number above every one handed out before (it was seeded from the rows' highest).
+    #[tokio::test]
+    async fn the_sequence_never_goes_down_after_a_purge_and_a_restart() {
+        let (store, threads, dir) = open(Durability::Normal);
+        let mut issued = Vec::new();
+        for id in ["a", "b", "c"] {
+            issued.push(insert_capsule(&store, id).await);
+        }
+        let failed: Result<()> = store
+            .writer
+            .run(|w| {
+                w.next_seq();
+                Err(Error::invalid("rolled back"))
+            })
+            .await;
+        assert!(failed.is_err());
+        assert!(issued.windows(2).all(|p| p[0] < p[1]), "{issued:?}");
+        store
+            .writer
+            .run(|w| Ok(w.execute("DELETE FROM capsules", [])?))
+            .await
+            .unwrap();
+        store.writer.close().await;
+        threads.join();
+
+        let opts = StoreOptions {
+            durability: Durability::Normal,
+            read_pool_size: 1,
+            read_pool_idle: 1,
+        };
+        let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
+        let left: i64 = store
+            .readers
+            .run(|c| Ok(c.query_row("SELECT count(*) FROM capsules", [], |r| r.get(0))?))
+            .await
+            .unwrap();
+        assert_eq!(left, 0, "every capsule is gone");
+        let next = insert_capsule(&store, "d").await;
+        assert!(
+            next > issued[2] + 1,
+            "{next} after {issued:?} and a rolled-back number"
+        );
+        store.writer.close().await;
+        threads.join();
+    }
+
+    /// The store reports each source's lag: the capsules source, before and after a write.
+    #[tokio::test]
+    async fn index_lag_reports_the_capsules_source() {
+        let (store, threads, _dir) = open(Durability::Normal);
+        let lag = store.index_lag();
+        assert_eq!(
+            lag,
+            [IndexLag {
+                source: "capsules",
+                queued: 0,
+                applied: 0
+            }]
+        );
+        assert_eq!(lag[0].behind(), 0);
+        insert_capsule(&store, "a").await;
+        let queued = store.index_queued(&fts::CAPSULES);
+        assert!(queued > 0, "the write is queued for the index");
+        assert!(
+            store
+                .index_reached(&fts::CAPSULES, queued, Duration::from_secs(5))
+                .await
+        );
+        let lag = store.index_lag();
+        assert_eq!(lag.len(), fts::SOURCES.len());
+        assert_eq!(
+            (lag[0].source, lag[0].queued, lag[0].behind()),
+            ("capsules", queued, 0)
+        );
+        assert!(lag[0].applied >= queued);
+        assert_eq!(store.index_behind(&fts::CAPSULES), 0);
         store.writer.close().await;
         threads.join();
     }

@@ -6,7 +6,17 @@
 //! therefore means durable (to the configured `durability`). Many concurrent writers cost one
 //! commit per batch instead of one per write (group commit), and no request ever waits on
 //! SQLite's file lock.
+//!
+//! The writer also owns the database's sequence (`store_sequence`, one row): one counter for
+//! every memory, so numbers taken by capsules, and by whatever is stored next to them, are
+//! ordered among themselves by write. Jobs take numbers from it through their [`WriteCtx`]; the
+//! counter lives in memory, and the batch records its high mark in the table inside its own
+//! transaction, once per batch rather than per job (the write path is hot). A number is never
+//! handed out twice, not after a purge of every row that carried it nor after a restart; a job
+//! rolled back leaves a gap.
 
+use std::cell::Cell;
+use std::ops::Deref;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::thread::JoinHandle;
 
@@ -40,7 +50,79 @@ impl BatchHooks for () {}
 /// Called once the batch a job belongs to has committed (or failed to).
 type Reply = Box<dyn FnOnce(Result<()>) + Send>;
 /// Runs inside the job's savepoint; returns whether to keep its changes, and its reply.
-type Job = Box<dyn FnOnce(&Connection) -> (bool, Reply) + Send>;
+type Job = Box<dyn FnOnce(&WriteCtx) -> (bool, Reply) + Send>;
+
+/// What a writer job works with: the writer's connection (through `Deref`, or [`WriteCtx::conn`])
+/// and the database's sequence.
+pub struct WriteCtx<'a> {
+    conn: &'a Connection,
+    seq: &'a Sequence,
+}
+
+impl WriteCtx<'_> {
+    /// The writer's connection, inside the job's savepoint.
+    pub fn conn(&self) -> &Connection {
+        self.conn
+    }
+
+    /// The next number of the database's sequence: larger than every number handed out before,
+    /// by this process or an earlier one. The order of numbers is the order of writes.
+    pub fn next_seq(&self) -> i64 {
+        self.seq.next()
+    }
+}
+
+impl Deref for WriteCtx<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+/// The sequence's counter, owned by the writer thread.
+struct Sequence {
+    /// The last number handed out.
+    issued: Cell<i64>,
+    /// The value `store_sequence` holds as of the last commit.
+    recorded: Cell<i64>,
+}
+
+impl Sequence {
+    fn load(conn: &Connection) -> rusqlite::Result<Sequence> {
+        let value: i64 =
+            conn.query_row("SELECT value FROM store_sequence WHERE id = 1", [], |r| {
+                r.get(0)
+            })?;
+        Ok(Sequence {
+            issued: Cell::new(value),
+            recorded: Cell::new(value),
+        })
+    }
+
+    fn next(&self) -> i64 {
+        let n = self.issued.get() + 1;
+        self.issued.set(n);
+        n
+    }
+
+    /// Inside the batch's transaction, after its jobs: records the high mark if it moved.
+    /// Numbers taken by a job that was rolled back are recorded too, so they are never reused.
+    fn record(&self, conn: &Connection) -> rusqlite::Result<()> {
+        let issued = self.issued.get();
+        if issued != self.recorded.get() {
+            conn.prepare_cached("UPDATE store_sequence SET value = ?1 WHERE id = 1")?
+                .execute([issued])?;
+        }
+        Ok(())
+    }
+
+    /// After a successful COMMIT. After a failed one the in-memory counter keeps its numbers
+    /// (so none is handed out twice) and the next batch records them.
+    fn committed(&self) {
+        self.recorded.set(self.issued.get());
+    }
+}
 
 enum Msg {
     Job(Job),
@@ -67,15 +149,16 @@ pub struct WriterThread {
 }
 
 impl Writer {
-    /// Starts the writer thread on an open, migrated connection, with its batch hooks.
-    pub fn spawn(
-        conn: Connection,
-        hooks: impl BatchHooks,
-    ) -> std::io::Result<(Writer, WriterThread)> {
+    /// Starts the writer thread on an open, migrated connection (it must hold `store_sequence`),
+    /// with its batch hooks.
+    pub fn spawn(conn: Connection, hooks: impl BatchHooks) -> Result<(Writer, WriterThread)> {
+        let seq = Sequence::load(&conn)
+            .map_err(|e| Error::internal("reading the database's sequence", e))?;
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         let handle = std::thread::Builder::new()
             .name("moss-writer".into())
-            .spawn(move || run(conn, rx, hooks))?;
+            .spawn(move || run(conn, seq, rx, hooks))
+            .map_err(|e| Error::internal("starting the writer thread", e))?;
         Ok((
             Writer { tx },
             WriterThread {
@@ -88,11 +171,11 @@ impl Writer {
     pub async fn run<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&WriteCtx) -> Result<T> + Send + 'static,
     {
         let (reply_tx, reply_rx) = oneshot::channel::<Result<T>>();
-        let job: Job = Box::new(move |conn| {
-            let outcome = f(conn);
+        let job: Job = Box::new(move |ctx| {
+            let outcome = f(ctx);
             let keep = outcome.is_ok();
             let reply: Reply = Box::new(move |commit| {
                 let answer = match (outcome, commit) {
@@ -132,7 +215,7 @@ fn closed() -> Error {
     )
 }
 
-fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, hooks: impl BatchHooks) {
+fn run(conn: Connection, seq: Sequence, mut rx: mpsc::Receiver<Msg>, hooks: impl BatchHooks) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut closing = false;
     while !closing {
@@ -150,7 +233,7 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, hooks: impl BatchHooks) {
                 Err(_) => break,
             }
         }
-        commit_batch(&conn, &mut batch, &hooks);
+        commit_batch(&conn, &seq, &mut batch, &hooks);
     }
     rx.close();
     // Anything that raced the close: reject it cleanly rather than dropping it unanswered.
@@ -159,13 +242,13 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, hooks: impl BatchHooks) {
             batch.push(job);
         }
     }
-    commit_batch(&conn, &mut batch, &hooks);
+    commit_batch(&conn, &seq, &mut batch, &hooks);
     if let Err(e) = conn.execute_batch("PRAGMA optimize") {
         tracing::warn!("PRAGMA optimize at shutdown failed: {e}");
     }
 }
 
-fn commit_batch(conn: &Connection, batch: &mut Vec<Job>, hooks: &impl BatchHooks) {
+fn commit_batch(conn: &Connection, seq: &Sequence, batch: &mut Vec<Job>, hooks: &impl BatchHooks) {
     if batch.is_empty() {
         return;
     }
@@ -176,13 +259,14 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>, hooks: &impl BatchHooks
         batch.clear();
         return;
     }
+    let ctx = WriteCtx { conn, seq };
     let mut replies: Vec<Reply> = Vec::with_capacity(batch.len());
     for job in batch.drain(..) {
         if let Err(e) = exec(conn, "SAVEPOINT job") {
             tracing::error!("cannot open a savepoint: {e}");
             continue;
         }
-        match catch_unwind(AssertUnwindSafe(|| job(conn))) {
+        match catch_unwind(AssertUnwindSafe(|| job(&ctx))) {
             Ok((keep, reply)) => {
                 if !keep {
                     rollback_savepoint(conn);
@@ -199,14 +283,16 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>, hooks: &impl BatchHooks
             }
         }
     }
-    let commit = hooks
-        .before_commit(conn)
+    let commit = seq
+        .record(conn)
+        .and_then(|()| hooks.before_commit(conn))
         .and_then(|()| exec(conn, "COMMIT"))
         .map_err(|e| {
             let _ = conn.execute_batch("ROLLBACK");
             Error::internal("committing", e)
         });
     if commit.is_ok() {
+        seq.committed();
         hooks.after_commit();
     }
     for reply in replies {
@@ -233,10 +319,94 @@ mod tests {
     fn writer() -> (Writer, WriterThread, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
         let conn = Connection::open(dir.path().join("t.db")).unwrap();
-        conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(x INTEGER UNIQUE);")
-            .unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode=WAL; CREATE TABLE t(x INTEGER UNIQUE);
+             CREATE TABLE store_sequence(id INTEGER PRIMARY KEY, value INTEGER NOT NULL);
+             INSERT INTO store_sequence VALUES (1, 0);",
+        )
+        .unwrap();
         let (w, t) = Writer::spawn(conn, ()).unwrap();
         (w, t, dir)
+    }
+
+    fn reopen(dir: &tempfile::TempDir) -> (Writer, WriterThread) {
+        Writer::spawn(Connection::open(dir.path().join("t.db")).unwrap(), ()).unwrap()
+    }
+
+    async fn recorded(w: &Writer) -> i64 {
+        w.run(|c| Ok(c.query_row("SELECT value FROM store_sequence", [], |r| r.get(0))?))
+            .await
+            .unwrap()
+    }
+
+    /// Numbers go up across jobs, batches and restarts; a job that failed, or panicked, keeps
+    /// the numbers it took from ever being handed out again.
+    #[tokio::test]
+    async fn sequence_numbers_are_never_handed_out_twice() {
+        let (w, t, dir) = writer();
+        let first: i64 = w.run(|c| Ok(c.next_seq())).await.unwrap();
+        assert_eq!(first, 1);
+        let failed: Result<()> = w
+            .run(|c| {
+                c.next_seq();
+                c.next_seq();
+                Err(Error::invalid("rolled back"))
+            })
+            .await;
+        assert!(failed.is_err());
+        let panicked: Result<()> = w
+            .run(|c| {
+                c.next_seq();
+                panic!("boom")
+            })
+            .await;
+        assert!(panicked.is_err());
+        assert_eq!(recorded(&w).await, 4, "rolled-back numbers are recorded");
+        let mut handles = Vec::new();
+        for _ in 0..200 {
+            let w = w.clone();
+            handles.push(tokio::spawn(async move {
+                w.run(|c| Ok((c.next_seq(), c.next_seq()))).await.unwrap()
+            }));
+        }
+        let mut seen = Vec::new();
+        for h in handles {
+            let (a, b) = h.await.unwrap();
+            assert_eq!(b, a + 1, "one job's numbers are consecutive");
+            seen.extend([a, b]);
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 400, "no number twice");
+        assert_eq!((seen[0], seen[399]), (5, 404));
+        w.close().await;
+        t.join();
+        let (w, t) = reopen(&dir);
+        assert_eq!(w.run(|c| Ok(c.next_seq())).await.unwrap(), 405);
+        w.close().await;
+        t.join();
+    }
+
+    /// A batch whose jobs took no number does not write the sequence's row.
+    #[tokio::test]
+    async fn a_batch_without_numbers_leaves_the_sequence_row_alone() {
+        let (w, t, _dir) = writer();
+        w.run(|c| Ok(c.next_seq())).await.unwrap();
+        let changes = |w: &Writer| {
+            let w = w.clone();
+            async move {
+                w.run(|c| Ok(c.query_row("SELECT total_changes()", [], |r| r.get::<_, i64>(0))?))
+                    .await
+                    .unwrap()
+            }
+        };
+        let before = changes(&w).await;
+        w.run(|c| Ok(c.execute("INSERT INTO t(x) VALUES (1)", [])?))
+            .await
+            .unwrap();
+        assert_eq!(changes(&w).await, before + 1, "the insert alone");
+        w.close().await;
+        t.join();
     }
 
     #[tokio::test]

@@ -38,37 +38,28 @@ try:
 except ImportError:  # pragma: no cover - older SDKs
     import httpx  # type: ignore[no-redef]
 
-CAPSULE_TOOLS = [
-    "capsule_store",
-    "capsule_fetch",
-    "capsule_list",
-    "capsule_latest",
-    "capsule_inventory",
-    "capsule_fetch_many",
-    "capsule_update",
-    "capsule_delete",
-    "capsule_search",
-    "capsule_compose",
-    "capsule_append",
-    "capsule_bulk_delete",
-    "capsule_bulk_update",
-    "capsule_purge",
-    "capsule_export",
-    "capsule_import",
-]
+def registered_tools(family: str) -> list[str]:
+    """The tools of `family` as the daemon's registry lists them (`GET /tools`)."""
+    response = httpx.get(
+        env("MOSS_ADDR").rstrip("/") + "/tools",
+        headers={"Authorization": f"Bearer {env('MOSS_TOKEN')}"},
+        timeout=STEP_TIMEOUT_S,
+    )
+    response.raise_for_status()
+    return [t["name"] for t in response.json()["tools"] if t["family"] == family]
 
-def _mcp_url() -> str:
-    return env("MOSS_ADDR").rstrip("/") + "/mcp"
+def _mcp_url(query: str = "") -> str:
+    return env("MOSS_ADDR").rstrip("/") + "/mcp" + query
 
 
 @contextlib.asynccontextmanager
 async def mcp_session(
-    token: str | None, http_statuses: list[int] | None = None
+    token: str | None, http_statuses: list[int] | None = None, query: str = ""
 ) -> AsyncIterator[tuple[ClientSession, dict[str, Any]]]:
     """An initialized SDK session to mossd, and the wire form of its InitializeResult.
 
     `token=None` sends no Authorization header. HTTP status codes the SDK received are appended
-    to `http_statuses` when given.
+    to `http_statuses` when given. `query` goes after /mcp (e.g. "?toolsets=capsule").
     """
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
 
@@ -90,12 +81,12 @@ async def mcp_session(
         if _streamable_http_client is not None:
             http = await stack.enter_async_context(make_http_client(headers=headers))
             streams = await stack.enter_async_context(
-                _streamable_http_client(_mcp_url(), http_client=http)
+                _streamable_http_client(_mcp_url(query), http_client=http)
             )
         else:
             streams = await stack.enter_async_context(
                 _streamablehttp_client(  # type: ignore[misc]
-                    _mcp_url(), headers=headers, httpx_client_factory=make_http_client
+                    _mcp_url(query), headers=headers, httpx_client_factory=make_http_client
                 )
             )
         read_stream, write_stream = streams[0], streams[1]
@@ -123,12 +114,53 @@ async def test_list_tools_has_capsule_tools_with_object_schemas() -> None:
         async with mcp_session(env("MOSS_TOKEN")) as (session, _init):
             listed = wire(await session.list_tools())
     tools = {t["name"]: t for t in listed["tools"]}
-    missing = [name for name in CAPSULE_TOOLS if name not in tools]
+    capsule_tools = registered_tools("capsule")
+    assert len(capsule_tools) == 16, capsule_tools
+    missing = [name for name in capsule_tools if name not in tools]
     assert not missing, f"tools/list lacks {missing}; it has {sorted(tools)}"
-    for name in CAPSULE_TOOLS:
+    for name in capsule_tools:
         schema = tools[name]["inputSchema"]
         assert schema.get("type") == "object", f"{name} inputSchema: {schema}"
     assert "capsule_text" in tools["capsule_store"]["inputSchema"].get("required", [])
+
+
+@pytest.mark.anyio
+async def test_a_toolset_narrows_the_connection_to_its_tools() -> None:
+    capsule_tools = registered_tools("capsule")
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with mcp_session(env("MOSS_TOKEN"), query="?toolsets=capsule") as (session, init):
+            listed = wire(await session.list_tools())
+            stored = await _call(session, "capsule_store", {"capsule_text": VALID_CAPSULE})
+    assert [t["name"] for t in listed["tools"]] == capsule_tools, listed
+    assert len(capsule_tools) == 16, capsule_tools
+    assert "capsule_store" in init.get("instructions", ""), init
+    assert not stored.get("isError", False), stored
+
+
+def test_an_unknown_toolset_is_a_400_naming_it() -> None:
+    response = httpx.post(
+        _mcp_url("?toolsets=capsule,nosuchtoolset"),
+        headers={
+            "Authorization": f"Bearer {env('MOSS_TOKEN')}",
+            "Accept": "application/json, text/event-stream",
+        },
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "interop", "version": "0"},
+            },
+        },
+        timeout=STEP_TIMEOUT_S,
+    )
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "INVALID_REQUEST", error
+    assert error["details"]["toolset"] == "nosuchtoolset", error
+    assert "capsule" in error["message"], error
 
 
 @pytest.mark.anyio

@@ -18,16 +18,21 @@ import {
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const CAPSULE_TOOLS = [
-  "capsule_store",
-  "capsule_fetch",
-  "capsule_list",
-  "capsule_latest",
-  "capsule_inventory",
-  "capsule_fetch_many",
-  "capsule_update",
-  "capsule_delete",
-];
+// The capsule family's tools, as the daemon's registry lists them (GET /tools).
+const CAPSULE_TOOLS = await registeredTools("capsule");
+
+async function registeredTools(family) {
+  const base = process.env.MOSS_ADDR.replace(/\/+$/, "");
+  const res = await fetch(`${base}/tools`, {
+    headers: { Authorization: `Bearer ${process.env.MOSS_TOKEN}` },
+    signal: AbortSignal.timeout(30_000),
+  });
+  assert.equal(res.status, 200, `GET /tools: ${res.status}`);
+  const { tools } = await res.json();
+  const names = tools.filter((t) => t.family === family).map((t) => t.name);
+  assert.equal(names.length, 16, `the capsule family: ${names}`);
+  return names;
+}
 
 // All six required sections, plus non-ASCII and blank lines to prove the text round-trips as is.
 const CAPSULE_TEXT = [

@@ -1,19 +1,20 @@
-//! Typed async client for the daemon's REST routes.
+//! Typed async client for the daemon's REST routes: [`Client`] holds the connection and the
+//! daemon's own routes; each memory's operations sit on its own handle ([`Client::capsules`]).
+
+mod capsules;
 
 use std::time::Duration;
 
 use reqwest::Method;
 use reqwest::RequestBuilder;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::bulk::*;
-use crate::capsule::*;
-use crate::compose::*;
-use crate::daemon::*;
+use crate::daemon::{
+    DaemonStatus, Health, PROGRESS_HEADER, ProgressReport, ShutdownResponse, ToolList,
+};
 use crate::error::{ErrorBody, ErrorCode, ErrorEnvelope};
-use crate::search::*;
-use crate::transfer::*;
+
+pub use capsules::Capsules;
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
@@ -118,7 +119,7 @@ impl Client {
         &self.base
     }
 
-    fn request(&self, method: Method, path: &str) -> RequestBuilder {
+    pub(crate) fn request(&self, method: Method, path: &str) -> RequestBuilder {
         let req = self.http.request(method, format!("{}{}", self.base, path));
         match &self.token {
             Some(token) => req.bearer_auth(token),
@@ -126,7 +127,10 @@ impl Client {
         }
     }
 
-    async fn send<T: DeserializeOwned>(&self, req: RequestBuilder) -> Result<T, ClientError> {
+    pub(crate) async fn send<T: DeserializeOwned>(
+        &self,
+        req: RequestBuilder,
+    ) -> Result<T, ClientError> {
         let resp = req.send().await.map_err(|source| {
             if source.is_connect() {
                 ClientError::Unreachable {
@@ -173,173 +177,15 @@ impl Client {
         self.send(self.request(Method::GET, "/status")).await
     }
 
+    /// The capsule memory's operations.
+    pub fn capsules(&self) -> Capsules<'_> {
+        Capsules { client: self }
+    }
+
     /// Asks the daemon to shut down gracefully (as SIGTERM does): `POST /shutdown`. It answers
     /// before it stops; the port closes once in-flight requests have drained.
     pub async fn shutdown(&self) -> Result<ShutdownResponse, ClientError> {
         self.send(self.request(Method::POST, "/shutdown")).await
-    }
-
-    /// `capsule_store`: `POST /capsules`.
-    pub async fn store(&self, req: &StoreRequest) -> Result<CapsuleHandle, ClientError> {
-        self.send(self.request(Method::POST, "/capsules").json(req))
-            .await
-    }
-
-    /// `capsule_fetch`: `GET /capsules/{id}` or `GET /capsules/by-name`.
-    pub async fn fetch(&self, req: &FetchRequest) -> Result<Capsule, ClientError> {
-        let rb = match &req.id {
-            Some(id) => {
-                let rest = FetchRequest {
-                    id: None,
-                    ..req.clone()
-                };
-                self.request(Method::GET, &format!("/capsules/{}", path_segment(id)))
-                    .query(&rest)
-            }
-            None => self.request(Method::GET, "/capsules/by-name").query(req),
-        };
-        self.send(rb).await
-    }
-
-    /// `capsule_fetch_many`: `POST /capsules/fetch-many`.
-    pub async fn fetch_many(
-        &self,
-        req: &FetchManyRequest,
-    ) -> Result<FetchManyResponse, ClientError> {
-        self.send(self.request(Method::POST, "/capsules/fetch-many").json(req))
-            .await
-    }
-
-    /// `capsule_update`: `PUT /capsules/{id}` or `PUT /capsules/by-name`.
-    pub async fn update(&self, req: &UpdateRequest) -> Result<CapsuleHandle, ClientError> {
-        let rb = match &req.id {
-            Some(id) => {
-                let body = UpdateRequest {
-                    id: None,
-                    ..req.clone()
-                };
-                self.request(Method::PUT, &format!("/capsules/{}", path_segment(id)))
-                    .json(&body)
-            }
-            None => {
-                let addr = NameQuery {
-                    workspace: req.workspace.clone(),
-                    name: req.name.clone(),
-                };
-                let body = UpdateRequest {
-                    workspace: None,
-                    name: None,
-                    ..req.clone()
-                };
-                self.request(Method::PUT, "/capsules/by-name")
-                    .query(&addr)
-                    .json(&body)
-            }
-        };
-        self.send(rb).await
-    }
-
-    /// `capsule_delete`: `DELETE /capsules/{id}` or `DELETE /capsules/by-name`.
-    pub async fn delete(&self, req: &DeleteRequest) -> Result<DeleteResponse, ClientError> {
-        let rb = match &req.id {
-            Some(id) => {
-                let rest = DeleteRequest {
-                    id: None,
-                    ..req.clone()
-                };
-                self.request(Method::DELETE, &format!("/capsules/{}", path_segment(id)))
-                    .query(&rest)
-            }
-            None => self.request(Method::DELETE, "/capsules/by-name").query(req),
-        };
-        self.send(rb).await
-    }
-
-    /// `capsule_latest`: `GET /capsules/latest`.
-    pub async fn latest(&self, req: &LatestRequest) -> Result<LatestResponse, ClientError> {
-        self.send(self.request(Method::GET, "/capsules/latest").query(req))
-            .await
-    }
-
-    /// `capsule_list`: `GET /capsules`.
-    pub async fn list(&self, req: &ListRequest) -> Result<CapsulePage, ClientError> {
-        self.send(self.request(Method::GET, "/capsules").query(req))
-            .await
-    }
-
-    /// `capsule_inventory`: `GET /capsules/inventory`.
-    pub async fn inventory(&self, req: &InventoryRequest) -> Result<CapsulePage, ClientError> {
-        self.send(self.request(Method::GET, "/capsules/inventory").query(req))
-            .await
-    }
-
-    /// `capsule_search`: `GET /capsules/search`.
-    pub async fn search(&self, req: &SearchRequest) -> Result<SearchPage, ClientError> {
-        self.send(self.request(Method::GET, "/capsules/search").query(req))
-            .await
-    }
-
-    /// `capsule_compose`: `POST /capsules/compose`.
-    pub async fn compose(&self, req: &ComposeRequest) -> Result<ComposeResponse, ClientError> {
-        self.send(self.request(Method::POST, "/capsules/compose").json(req))
-            .await
-    }
-
-    /// `capsule_append`: `POST /capsules/append`.
-    pub async fn append(&self, req: &AppendRequest) -> Result<AppendResponse, ClientError> {
-        self.send(self.request(Method::POST, "/capsules/append").json(req))
-            .await
-    }
-
-    /// `capsule_bulk_delete`: `POST /capsules/bulk-delete`.
-    pub async fn bulk_delete(
-        &self,
-        req: &BulkDeleteRequest,
-    ) -> Result<BulkDeleteResponse, ClientError> {
-        self.send(
-            self.request(Method::POST, "/capsules/bulk-delete")
-                .json(req),
-        )
-        .await
-    }
-
-    /// `capsule_bulk_update`: `POST /capsules/bulk-update`.
-    pub async fn bulk_update(
-        &self,
-        req: &BulkUpdateRequest,
-    ) -> Result<BulkUpdateResponse, ClientError> {
-        self.send(
-            self.request(Method::POST, "/capsules/bulk-update")
-                .json(req),
-        )
-        .await
-    }
-
-    /// `capsule_purge`: `POST /capsules/purge`.
-    pub async fn purge(&self, req: &PurgeRequest) -> Result<PurgeResponse, ClientError> {
-        self.send(self.request(Method::POST, "/capsules/purge").json(req))
-            .await
-    }
-
-    /// `capsule_export`: `POST /capsules/export`. With `progress`, the daemon publishes how far
-    /// it has got under that id ([`Client::progress`]).
-    pub async fn export(
-        &self,
-        req: &ExportRequest,
-        progress: Option<&str>,
-    ) -> Result<ExportResponse, ClientError> {
-        let rb = self.request(Method::POST, "/capsules/export").json(req);
-        self.send(with_progress(rb, progress)).await
-    }
-
-    /// `capsule_import`: `POST /capsules/import`. With `progress`, as for [`Client::export`].
-    pub async fn import(
-        &self,
-        req: &ImportRequest,
-        progress: Option<&str>,
-    ) -> Result<ImportResponse, ClientError> {
-        let rb = self.request(Method::POST, "/capsules/import").json(req);
-        self.send(with_progress(rb, progress)).await
     }
 
     /// `GET /progress/{id}`: the progress of the running request that sent `X-Moss-Progress: id`
@@ -355,15 +201,7 @@ impl Client {
     }
 }
 
-#[derive(Serialize)]
-struct NameQuery {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    workspace: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    name: Option<String>,
-}
-
-fn with_progress(rb: RequestBuilder, progress: Option<&str>) -> RequestBuilder {
+pub(crate) fn with_progress(rb: RequestBuilder, progress: Option<&str>) -> RequestBuilder {
     match progress {
         Some(id) => rb.header(PROGRESS_HEADER, id),
         None => rb,
@@ -371,7 +209,7 @@ fn with_progress(rb: RequestBuilder, progress: Option<&str>) -> RequestBuilder {
 }
 
 /// Percent-encodes one path segment (ids are ULIDs, but imported ids may be anything).
-fn path_segment(s: &str) -> String {
+pub(crate) fn path_segment(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {

@@ -1,15 +1,10 @@
-//! `capsule_compose` (seed 001 §6.13, the `sections` filter of seed 003) over REST and MCP:
-//! the exact bundle formats, display names, all-or-nothing, size limit, `store_as`.
+//! `capsule_compose` over REST and MCP: the exact bundle formats, the `sections` filter,
+//! display names, all-or-nothing, size limit, `store_as`.
 
 use moss_tests::{TestDaemon, capsule_text};
 use serde_json::{Value, json};
 
-/// `POST /capsules`, asserting success; returns the id.
-async fn store(d: &TestDaemon, body: Value) -> String {
-    let (status, resp) = d.call("POST", "/capsules", Some(body.clone())).await;
-    assert_eq!(status, 200, "store {body}: {resp}");
-    resp["id"].as_str().unwrap().to_string()
-}
+use crate::util::{expect_error, message, store};
 
 /// `POST /capsules/compose`.
 async fn compose(d: &TestDaemon, body: Value) -> (u16, Value) {
@@ -21,23 +16,6 @@ async fn compose_ok(d: &TestDaemon, body: Value) -> Value {
     let (status, resp) = compose(d, body.clone()).await;
     assert_eq!(status, 200, "compose {body}: {resp}");
     resp
-}
-
-/// Asserts `(status, body)` is the error envelope of `code`; returns `error`.
-fn expect_error(status: u16, body: &Value, code: &str, http: u16) -> Value {
-    assert_eq!(status, http, "expected {code}: {body}");
-    let e = &body["error"];
-    assert_eq!(e["code"], code, "{body}");
-    assert_eq!(e["status"], http, "{body}");
-    assert!(
-        e["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{body}"
-    );
-    e.clone()
-}
-
-fn message(e: &Value) -> &str {
-    e["message"].as_str().unwrap()
 }
 
 /// A lint-passing text without a trailing newline, so the bundle format can be spelled exactly.
@@ -81,7 +59,7 @@ async fn three(d: &TestDaemon) -> (String, String, String) {
 
 #[tokio::test]
 async fn markdown_bundle_is_exactly_headers_texts_and_rules_in_item_order() {
-    // §6.13: `## <display_name>\n\n<text>\n\n---\n\n…`; display name is title > name > id.
+    // Markdown: `## <display_name>\n\n<text>\n\n---\n\n…`; display name is title > name > id.
     let d = TestDaemon::start().await;
     let (a, _b, c) = three(&d).await;
     let r = compose_ok(
@@ -136,6 +114,55 @@ async fn a_single_item_bundle_has_no_rule() {
 }
 
 #[tokio::test]
+async fn markdown_bundle_keeps_each_texts_trailing_newline() {
+    // Each text is embedded exactly as stored, its trailing newline included, then the
+    // `\n\n---\n\n` separator.
+    let d = TestDaemon::start().await;
+    let (one, two) = (capsule_text("one"), format!("{}\n", capsule_text("two")));
+    assert!(one.ends_with("none\n") && two.ends_with("none\n\n"));
+    store(&d, json!({"name": "one", "capsule_text": one})).await;
+    store(&d, json!({"name": "two", "capsule_text": two})).await;
+    let items = json!([{"name": "one"}, {"name": "two"}]);
+    let r = compose_ok(&d, json!({"items": items})).await;
+    let expected = format!("## one\n\n{one}\n\n---\n\n## two\n\n{two}");
+    assert_eq!(r["bundle_text"], expected.as_str(), "{r}");
+    assert_eq!(r["bundle_chars"], expected.chars().count());
+    assert_eq!(r["parts_count"], 2);
+
+    // The json parts hold the same exact texts.
+    let r = compose_ok(&d, json!({"items": items, "format": "json"})).await;
+    let doc: Value = serde_json::from_str(r["bundle_text"].as_str().unwrap()).unwrap();
+    assert_eq!(doc["parts"][0]["text"], one.as_str());
+    assert_eq!(doc["parts"][1]["text"], two.as_str());
+
+    // With `sections`, each kept section is taken as written, its newline included.
+    let r = compose_ok(
+        &d,
+        json!({"items": items, "sections": ["Open questions", "Decisions"]}),
+    )
+    .await;
+    let kept = "## Open questions\nnone\n## Decisions\nnone yet\n";
+    let expected = format!(
+        "## one\n\n{kept}\n\n---\n\n## two\n\n## Open questions\nnone\n\n## Decisions\nnone yet\n"
+    );
+    assert_eq!(r["bundle_text"], expected.as_str(), "{r}");
+    // Every section in order gives the text back unchanged.
+    let all = [
+        "Objective",
+        "Current status",
+        "Decisions",
+        "Next actions",
+        "Key locations",
+        "Open questions",
+    ];
+    let r = compose_ok(&d, json!({"items": items, "sections": all})).await;
+    assert_eq!(
+        r["bundle_text"],
+        format!("## one\n\n{one}\n\n---\n\n## two\n\n{two}").as_str()
+    );
+}
+
+#[tokio::test]
 async fn an_unnamed_titled_capsule_is_shown_by_its_title() {
     let d = TestDaemon::start().await;
     let id = store(
@@ -156,6 +183,14 @@ async fn an_unnamed_titled_capsule_is_shown_by_its_title() {
 // ---------------------------------------------------------------------------------------------
 // json
 
+/// The `{"parts": […]}` document a json-format compose answers in `bundle_text`.
+fn json_parts(r: &Value) -> Vec<Value> {
+    let bundle = r["bundle_text"].as_str().expect("bundle_text");
+    let doc: Value = serde_json::from_str(bundle).expect("bundle_text is a JSON document");
+    assert_eq!(doc.as_object().unwrap().len(), 1, "only parts: {doc}");
+    doc["parts"].as_array().expect("parts").clone()
+}
+
 #[tokio::test]
 async fn json_format_gives_parts_with_display_names() {
     let d = TestDaemon::start().await;
@@ -165,7 +200,7 @@ async fn json_format_gives_parts_with_display_names() {
         json!({"items": [{"id": b}, {"id": a}, {"id": c}], "format": "json"}),
     )
     .await;
-    let parts = r["parts"].as_array().expect("parts");
+    let parts = json_parts(&r);
     assert_eq!(
         parts[0],
         json!({"id": b, "workspace": "proj", "name": "b", "display_name": "b",
@@ -182,10 +217,65 @@ async fn json_format_gives_parts_with_display_names() {
                "text": text("third"), "chars": text("third").chars().count()}),
         "an unnamed capsule has no name and is displayed by its id"
     );
+    assert_eq!(parts.len(), 3);
     assert_eq!(r["parts_count"], 3);
-    let total: u64 = parts.iter().map(|p| p["chars"].as_u64().unwrap()).sum();
-    assert_eq!(r["bundle_chars"], total);
-    assert!(r.get("bundle_text").is_none(), "{r}");
+}
+
+#[tokio::test]
+async fn json_format_answers_bundle_text_not_parts_at_the_top_level() {
+    // Both formats answer the same fields: bundle_text (for json, the document
+    // `{"parts":[…]}` as text), bundle_chars (characters of bundle_text), parts_count.
+    let d = TestDaemon::start().await;
+    let (a, b, _c) = three(&d).await;
+    let items = json!([{"id": a}, {"id": b}]);
+    for format in ["markdown", "json"] {
+        let r = compose_ok(&d, json!({"items": items, "format": format})).await;
+        let mut keys: Vec<&str> = r.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            ["bundle_chars", "bundle_text", "parts_count"],
+            "{format}: {r}"
+        );
+        let bundle = r["bundle_text"].as_str().unwrap();
+        assert_eq!(r["bundle_chars"], bundle.chars().count(), "{format}: {r}");
+        assert_eq!(r["parts_count"], 2);
+    }
+    let r = compose_ok(&d, json!({"items": items, "format": "json"})).await;
+    let parts = json_parts(&r);
+    assert_eq!(parts[0]["id"], a.as_str());
+    assert_eq!(parts[1]["text"], text("second").as_str());
+
+    // The same answer over MCP.
+    let mut mcp = d.mcp().await;
+    let m = mcp
+        .call_tool("capsule_compose", json!({"items": items, "format": "json"}))
+        .await;
+    assert_eq!(m["isError"], false, "{m}");
+    assert_eq!(m["structuredContent"], r);
+}
+
+#[tokio::test]
+async fn the_size_limit_applies_to_the_json_bundle_text() {
+    // The JSON document counts, not only the parts' texts: a part whose markdown bundle is
+    // exactly at the limit is over it in json.
+    let d = TestDaemon::start_with_config(Some(json!({"capsule_max_chars": 300}))).await;
+    let id = store(
+        &d,
+        json!({"capsule_text": "é".repeat(269), "allow_thin": true}),
+    )
+    .await;
+    let r = compose_ok(&d, json!({"items": [{"id": id}]})).await;
+    assert_eq!(r["bundle_chars"], 300, "{r}");
+    let (s, body) = compose(&d, json!({"items": [{"id": id}], "format": "json"})).await;
+    let e = expect_error(s, &body, "COMPOSE_TOO_LARGE", 413);
+    let doc = json!({"parts": [{"id": id, "workspace": "default", "display_name": id,
+                                "text": "é".repeat(269), "chars": 269}]});
+    assert_eq!(
+        e["details"]["actual_chars"],
+        doc.to_string().chars().count(),
+        "{e}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -238,7 +328,7 @@ async fn items_must_be_one_to_fifty_well_addressed_refs() {
     let e = expect_error(s, &body, "INVALID_REQUEST", 400);
     assert!(message(&e).contains("50"), "names the limit: {e}");
 
-    // §4.3: id and name together are ambiguous.
+    // An id and a name together are ambiguous.
     let (s, body) = compose(
         &d,
         json!({"items": [{"id": a, "workspace": "proj", "name": "a"}]}),
@@ -255,7 +345,7 @@ async fn items_must_be_one_to_fifty_well_addressed_refs() {
 
 #[tokio::test]
 async fn a_bundle_over_the_capsule_limit_is_compose_too_large() {
-    // §11: COMPOSE_TOO_LARGE when the composed bundle exceeds capsule_max_chars; each part
+    // COMPOSE_TOO_LARGE (413) when the composed bundle exceeds capsule_max_chars; each part
     // alone fits.
     let d = TestDaemon::start_with_config(Some(json!({"capsule_max_chars": 300}))).await;
     let body = format!("{}\n{}", text("x"), "y".repeat(150));
@@ -335,7 +425,7 @@ async fn store_as_stores_the_bundle_as_a_capsule() {
 async fn store_as_follows_the_store_rules() {
     let d = TestDaemon::start().await;
     let (a, b, _c) = three(&d).await;
-    // §6.13: the name is required.
+    // store_as needs a name.
     for store_as in [json!({}), json!({"workspace": "w"})] {
         let (s, body) = compose(&d, json!({"items": [{"id": a}], "store_as": store_as})).await;
         let e = expect_error(s, &body, "INVALID_REQUEST", 400);
@@ -378,7 +468,7 @@ async fn store_as_follows_the_store_rules() {
 
 #[tokio::test]
 async fn store_as_lints_the_bundle() {
-    // §6.13: store_as goes through capsule_store, so a bundle of thin capsules is
+    // store_as goes through capsule_store, so a bundle of thin capsules is
     // CAPSULE_TOO_THIN unless allow_thin is set.
     let d = TestDaemon::start().await;
     let thin = store(
@@ -419,7 +509,7 @@ async fn store_as_over_the_limit_is_compose_too_large_and_stores_nothing() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// sections filter (seed 003)
+// sections filter
 
 /// A capsule with the six sections and distinct bodies per section.
 fn sectioned(who: &str) -> String {
@@ -500,7 +590,7 @@ async fn the_sections_filter_in_json_parts() {
         json!({"items": [{"id": sec}], "sections": ["Decisions"], "format": "json"}),
     )
     .await;
-    let part = &r["parts"][0];
+    let part = &json_parts(&r)[0];
     let t = part["text"].as_str().unwrap();
     assert!(t.contains("sec decided"), "{r}");
     assert!(!t.contains("sec objective"), "{r}");

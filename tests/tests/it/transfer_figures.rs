@@ -1,5 +1,5 @@
 //! Export and import at scale: 100,000 capsules of about 2 KB. Ignored by default; run with
-//! `cargo test --release -p moss-tests --test transfer_figures -- --ignored --nocapture`.
+//! `cargo test --release -p moss-tests --test it transfer_figures -- --ignored --nocapture`.
 //!
 //! Prints the time of each step, the file size, and the process's peak resident memory during
 //! each step (the daemon runs in this process; the peak is reset before each step).

@@ -1,10 +1,12 @@
-//! `capsule_append` (seed 001 §6.16) over REST and MCP: exact section matching, placeholder
+//! `capsule_append` over REST and MCP: exact section matching, placeholder
 //! replacement, appending with a blank line, addressing, limits, and concurrent appends.
 
 use std::time::Duration;
 
 use moss_tests::TestDaemon;
 use serde_json::{Value, json};
+
+use crate::util::{expect_error, message, store};
 
 /// A capsule with the six required sections, some holding placeholders, and a custom one.
 const BASE: &str = "## Objective\nShip auth\n\
@@ -14,13 +16,6 @@ const BASE: &str = "## Objective\nShip auth\n\
 ## Key locations\nN/A\n\
 ## Open questions\n-\n\
 ## Design Reviews\nnone\n";
-
-/// `POST /capsules`, asserting success; returns the id.
-async fn store(d: &TestDaemon, body: Value) -> String {
-    let (status, resp) = d.call("POST", "/capsules", Some(body.clone())).await;
-    assert_eq!(status, 200, "store {body}: {resp}");
-    resp["id"].as_str().unwrap().to_string()
-}
 
 /// The named capsule `feat/auth` holding `BASE`; returns its id.
 async fn store_base(d: &TestDaemon) -> String {
@@ -75,29 +70,12 @@ fn section(text: &str, header: &str) -> String {
     out.join("\n").trim().to_string()
 }
 
-/// Asserts `(status, body)` is the error envelope of `code`; returns `error`.
-fn expect_error(status: u16, body: &Value, code: &str, http: u16) -> Value {
-    assert_eq!(status, http, "expected {code}: {body}");
-    let e = &body["error"];
-    assert_eq!(e["code"], code, "{body}");
-    assert_eq!(e["status"], http, "{body}");
-    assert!(
-        e["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{body}"
-    );
-    e.clone()
-}
-
-fn message(e: &Value) -> &str {
-    e["message"].as_str().unwrap()
-}
-
 // ---------------------------------------------------------------------------------------------
 // placeholders and appending
 
 #[tokio::test]
 async fn each_placeholder_body_is_replaced() {
-    // §6.16: a body that is only `(pending)`, `TBD`, `N/A`, `-` or `none` is replaced entirely.
+    // A body that is only `(pending)`, `TBD`, `N/A`, `-` or `none` is replaced entirely.
     let d = TestDaemon::start().await;
     let id = store_base(&d).await;
     for (section_name, header) in [
@@ -207,7 +185,7 @@ async fn a_placeholder_surrounded_by_blank_space_is_still_a_placeholder() {
 
 #[tokio::test]
 async fn an_append_landing_exactly_on_the_limit_fits() {
-    // §6.16: only a result that exceeds capsule_max_chars is refused.
+    // Only a result that exceeds capsule_max_chars is refused.
     let d = TestDaemon::start_with_config(Some(json!({"capsule_max_chars": 300}))).await;
     let id = store_base(&d).await;
     // Measure what a further append adds besides the content (the separator), then fill up
@@ -287,7 +265,7 @@ async fn sections_match_exactly_ignoring_case_only() {
 
 #[tokio::test]
 async fn a_capsule_without_markdown_sections_is_refused() {
-    // §6.16: markdown required; a JSON capsule has no sections to append to.
+    // Markdown required: a JSON capsule has no sections to append to.
     let d = TestDaemon::start().await;
     let json_text = json!({
         "objective": "ship", "current status": "ok", "decisions": "jwt",

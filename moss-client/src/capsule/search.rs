@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{FetchKey, Pagination};
+use super::{FetchKey, Pagination};
 
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use moss_client::{CapsuleRef, FetchManyRequest, StoreRequest};
+use moss_client::capsule::{CapsuleRef, FetchManyRequest, StoreRequest};
 use moss_tests::{TestDaemon, capsule_text};
 
 const TASKS: usize = 32;
@@ -25,7 +25,7 @@ async fn concurrent_stores_are_all_kept_with_distinct_ids() {
                     name: Some(name.clone()),
                     ..Default::default()
                 };
-                match client.store(&req).await {
+                match client.capsules().store(&req).await {
                     Ok(h) => stored.push((format!("ws{}", t % 4), name, h.id)),
                     Err(e) => errors.push(format!("{name}: {e}")),
                 }
@@ -56,6 +56,7 @@ async fn concurrent_stores_are_all_kept_with_distinct_ids() {
     for batch in stored.chunks(50) {
         let resp = d
             .client
+            .capsules()
             .fetch_many(&FetchManyRequest {
                 items: batch
                     .iter()
@@ -80,7 +81,8 @@ async fn concurrent_stores_are_all_kept_with_distinct_ids() {
     // The counts agree.
     let inv = d
         .client
-        .inventory(&moss_client::InventoryRequest {
+        .capsules()
+        .inventory(&moss_client::capsule::InventoryRequest {
             limit: Some(1),
             ..Default::default()
         })
@@ -98,6 +100,7 @@ async fn concurrent_stores_of_one_name_have_exactly_one_winner() {
         let client = d.client.clone();
         handles.push(tokio::spawn(async move {
             client
+                .capsules()
                 .store(&StoreRequest {
                     capsule_text: capsule_text(&format!("writer {t}")),
                     name: Some("contested".into()),
@@ -125,7 +128,8 @@ async fn concurrent_stores_of_one_name_have_exactly_one_winner() {
     assert_eq!(conflicts, 31);
     let page = d
         .client
-        .list(&moss_client::ListRequest::default())
+        .capsules()
+        .list(&moss_client::capsule::ListRequest::default())
         .await
         .unwrap();
     assert_eq!(page.pagination.total, 1);
@@ -137,10 +141,11 @@ async fn concurrent_stores_of_one_name_have_exactly_one_winner() {
         let client = d.client.clone();
         handles.push(tokio::spawn(async move {
             client
+                .capsules()
                 .store(&StoreRequest {
                     capsule_text: capsule_text(&format!("replacer {t}")),
                     name: Some("contested".into()),
-                    mode: Some(moss_client::StoreMode::Replace),
+                    mode: Some(moss_client::capsule::StoreMode::Replace),
                     ..Default::default()
                 })
                 .await
@@ -152,7 +157,8 @@ async fn concurrent_stores_of_one_name_have_exactly_one_winner() {
     }
     let page = d
         .client
-        .list(&moss_client::ListRequest::default())
+        .capsules()
+        .list(&moss_client::capsule::ListRequest::default())
         .await
         .unwrap();
     assert_eq!(page.pagination.total, 1, "replace never duplicates a name");

@@ -1,16 +1,11 @@
-//! Wire types of `capsule_export` and `capsule_import` (seed 001 §6.10, §6.11; file format in
-//! seed 000 §6.9), and of the progress reports long operations publish.
+//! Wire types of `capsule_export` and `capsule_import`.
 
 use serde::{Deserialize, Serialize};
 
-use crate::ErrorCode;
+use crate::error::ErrorCode;
 
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
-
-/// The request header naming a progress report: `GET /progress/{id}` then reads it while the
-/// request runs. The id is chosen by the client: 1 to 64 characters of `[A-Za-z0-9_-]`.
-pub const PROGRESS_HEADER: &str = "x-moss-progress";
 
 /// Arguments of `capsule_export`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -101,17 +96,4 @@ pub struct ImportResponse {
     pub skipped: i64,
     /// Why records were skipped; the first 100 are listed.
     pub errors: Vec<ImportRecordError>,
-}
-
-/// `GET /progress/{id}`: how far the request carrying that `X-Moss-Progress` id has got.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-pub struct ProgressReport {
-    /// Units done in the current phase.
-    pub done: u64,
-    /// Units in the current phase (0 while unknown).
-    pub total: u64,
-    /// What is being done: "starting" (waiting for a connection), "exporting" (capsules),
-    /// "checking" (bytes of the import file), "importing" (records).
-    pub phase: String,
 }

@@ -1,28 +1,20 @@
-//! The tool list (seed 001 §5.1) through `GET /tools` and MCP `tools/list`, and the
-//! `disabled_tools` / `disabled_types` configuration (§8.1) for the tools beyond the core eight.
+//! The tool list through `GET /tools` and MCP `tools/list`, and the
+//! `disabled_tools` / `disabled_types` configuration for the tools beyond the core eight.
 
 use moss_tests::{TestDaemon, capsule_text};
 use serde_json::{Value, json};
 
-/// The 16 capsule tools of §5.1.
-const TOOLS: [&str; 16] = [
-    "capsule_store",
-    "capsule_fetch",
-    "capsule_fetch_many",
-    "capsule_update",
-    "capsule_delete",
-    "capsule_latest",
-    "capsule_list",
-    "capsule_inventory",
-    "capsule_search",
-    "capsule_compose",
-    "capsule_bulk_delete",
-    "capsule_bulk_update",
-    "capsule_purge",
-    "capsule_append",
-    "capsule_export",
-    "capsule_import",
-];
+/// The capsule family's tools, from the registry: the 16 the contract names.
+fn capsule_tools() -> Vec<&'static str> {
+    let tools: Vec<&str> = moss_daemon::family::family("capsule")
+        .expect("the capsule family is registered")
+        .tools
+        .iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(tools.len(), 16, "{tools:?}");
+    tools
+}
 
 /// `GET /tools` → the `tools` array.
 async fn rest_tools(d: &TestDaemon) -> Vec<Value> {
@@ -54,7 +46,7 @@ async fn get_tools_lists_every_capsule_tool_enabled() {
     let d = TestDaemon::start().await;
     let tools = rest_tools(&d).await;
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    for t in TOOLS {
+    for t in capsule_tools() {
         assert_eq!(
             names.iter().filter(|n| **n == t).count(),
             1,
@@ -62,11 +54,11 @@ async fn get_tools_lists_every_capsule_tool_enabled() {
         );
     }
     let capsule_tools = names.iter().filter(|n| n.starts_with("capsule_")).count();
-    assert_eq!(capsule_tools, 16, "§5.1 has 16 capsule tools: {names:?}");
+    assert_eq!(capsule_tools, 16, "there are 16 capsule tools: {names:?}");
     for t in &tools {
         let mut keys: Vec<&String> = t.as_object().unwrap().keys().collect();
         keys.sort();
-        assert_eq!(keys, ["description", "enabled", "name"], "{t}");
+        assert_eq!(keys, ["description", "enabled", "family", "name"], "{t}");
         assert!(
             t["description"].as_str().is_some_and(|s| s.len() > 10),
             "{t}"
@@ -83,7 +75,7 @@ async fn get_tools_lists_every_capsule_tool_enabled() {
 
 #[tokio::test]
 async fn the_new_tools_declare_their_required_arguments() {
-    // §6.9, §6.13, §6.16: the required arguments of search, compose and append.
+    // The required arguments of search, compose and append.
     let d = TestDaemon::start().await;
     let mut mcp = d.mcp().await;
     let tools = mcp.list_tools().await;
@@ -176,12 +168,12 @@ async fn a_disabled_tool_is_unlisted_and_refused() {
     let d = TestDaemon::start_with_config(Some(json!({"disabled_tools": ["capsule_purge"]}))).await;
     let tools = rest_tools(&d).await;
     assert!(!enabled_of(&tools, "capsule_purge"), "GET /tools says so");
-    for t in TOOLS.iter().filter(|t| **t != "capsule_purge") {
+    for t in capsule_tools().iter().filter(|t| **t != "capsule_purge") {
         assert!(enabled_of(&tools, t), "{t} stays enabled");
     }
     let names = mcp_names(&d).await;
     assert!(!names.contains(&"capsule_purge".to_string()), "{names:?}");
-    for t in TOOLS.iter().filter(|t| **t != "capsule_purge") {
+    for t in capsule_tools().iter().filter(|t| **t != "capsule_purge") {
         assert!(
             names.contains(&t.to_string()),
             "{t} stays listed: {names:?}"
@@ -222,7 +214,7 @@ async fn a_disabled_tool_is_unlisted_and_refused() {
 async fn a_disabled_type_turns_off_every_capsule_tool() {
     let d = TestDaemon::start_with_config(Some(json!({"disabled_types": ["capsule"]}))).await;
     let tools = rest_tools(&d).await;
-    for t in TOOLS {
+    for t in capsule_tools() {
         assert!(!enabled_of(&tools, t), "{t} is disabled");
     }
     let names = mcp_names(&d).await;
@@ -256,4 +248,71 @@ async fn a_disabled_type_turns_off_every_capsule_tool() {
             "{tool}: {e}"
         );
     }
+}
+
+/// `/mcp?toolsets=capsule` serves exactly the capsule family's tools, with instructions composed
+/// from it, and its tools answer as usual.
+#[tokio::test]
+async fn a_connection_narrowed_to_a_toolset_lists_exactly_its_tools() {
+    let d = TestDaemon::start().await;
+    let mut mcp = d.mcp_with_toolsets("capsule").await;
+    let names: Vec<String> = mcp
+        .list_tools()
+        .await
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, capsule_tools());
+    let instructions = mcp.initialize["instructions"].as_str().unwrap_or_default();
+    assert!(
+        instructions.contains("capsule_store"),
+        "the capsule family's instructions: {instructions}"
+    );
+    let r = mcp
+        .call_tool("capsule_store", json!({"capsule_text": capsule_text("t")}))
+        .await;
+    assert_ne!(r["isError"], true, "{r}");
+    // `all` and a repeated parameter mean the same set.
+    let mut all = d.mcp_with_toolsets("all").await;
+    assert_eq!(all.list_tools().await.len(), capsule_tools().len());
+}
+
+/// An unknown toolset is refused before any MCP exchange: 400 with the error envelope naming
+/// it and listing the valid ones.
+#[tokio::test]
+async fn an_unknown_toolset_is_a_400_naming_it() {
+    let d = TestDaemon::start().await;
+    let (s, body) = d
+        .call(
+            "POST",
+            "/mcp?toolsets=capsule,kapsule",
+            Some(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"}}}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 400, "{body}");
+    assert_eq!(body["error"]["code"], "INVALID_REQUEST", "{body}");
+    assert_eq!(body["error"]["details"]["toolset"], "kapsule", "{body}");
+    assert_eq!(body["error"]["details"]["field"], "toolsets", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("\"kapsule\"") && message.contains("valid toolsets: capsule"),
+        "{message}"
+    );
+}
+
+/// `GET /tools` names each tool's family; a family the config's `toolsets` leaves out is listed
+/// as not enabled and not served on `/mcp`.
+#[tokio::test]
+async fn tools_carry_their_family_and_the_config_toolsets_apply() {
+    let d = TestDaemon::start().await;
+    for t in rest_tools(&d).await {
+        assert_eq!(t["family"], "capsule", "{t}");
+    }
+    d.stop().await;
+    let d = TestDaemon::start_with_config(Some(json!({"toolsets": ["capsule"]}))).await;
+    assert_eq!(mcp_names(&d).await, capsule_tools());
 }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{CapsuleHandle, CapsuleRef, FetchKey, StoreMode};
+use super::{CapsuleHandle, CapsuleRef, FetchKey, StoreMode};
 
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
@@ -15,7 +15,8 @@ pub enum ComposeFormat {
     /// `## <display name>` then the text, parts separated by `---` (default).
     #[default]
     Markdown,
-    /// `{"parts": [{id, workspace, name, display_name, text, chars}]}`.
+    /// `bundle_text` is the JSON document `{"parts": [{id, workspace, name, display_name,
+    /// text, chars}]}` as text.
     Json,
 }
 
@@ -75,6 +76,14 @@ pub struct ComposeRequest {
     pub store_as: Option<StoreAs>,
 }
 
+/// The document a json-format bundle's `bundle_text` holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct ComposeParts {
+    /// The capsules, in item order.
+    pub parts: Vec<ComposePart>,
+}
+
 /// One capsule of a json-format bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
@@ -89,20 +98,29 @@ pub struct ComposePart {
     pub chars: i64,
 }
 
-/// Result of `capsule_compose`: `bundle_text` for markdown, `parts` for json.
+/// Result of `capsule_compose`, the same fields for both formats.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct ComposeResponse {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bundle_text: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parts: Option<Vec<ComposePart>>,
-    /// Characters of the bundle (markdown) or of all parts' texts (json).
+    /// The bundle: the markdown text, or for format "json" the JSON document
+    /// `{"parts": [{id, workspace, name, display_name, text, chars}]}` as text.
+    pub bundle_text: String,
+    /// Characters (Unicode scalar values) of `bundle_text`.
     pub bundle_chars: i64,
     pub parts_count: i64,
     /// The stored bundle, when `store_as` was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stored: Option<CapsuleHandle>,
+}
+
+impl ComposeResponse {
+    /// The parts of a json-format bundle; `None` when `bundle_text` is not such a document
+    /// (a markdown bundle).
+    pub fn parts(&self) -> Option<Vec<ComposePart>> {
+        serde_json::from_str::<ComposeParts>(&self.bundle_text)
+            .ok()
+            .map(|d| d.parts)
+    }
 }
 
 /// Arguments of `capsule_append`. Address with `id` or `workspace` + `name`.

@@ -1,10 +1,9 @@
 //! `proto-docs/` is generated from the code; this test fails when the checked-in files are stale.
-//! Regenerate with `MOSS_UPDATE_PROTO_DOCS=1 cargo test -p moss-tests --test proto_docs`.
+//! Regenerate with `MOSS_UPDATE_PROTO_DOCS=1 cargo test -p moss-tests --test it proto_docs`.
 
 use std::path::PathBuf;
 
 use moss_client::ErrorCode;
-use moss_daemon::mcp::tools::TOOLS;
 use serde_json::{Value, json};
 
 fn proto_docs() -> PathBuf {
@@ -12,9 +11,10 @@ fn proto_docs() -> PathBuf {
 }
 
 fn mcp_tools() -> String {
-    let tools: Vec<Value> = TOOLS
-        .iter()
-        .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": (t.schema)()}))
+    let tools: Vec<Value> = moss_daemon::family::tools()
+        .map(|(f, t)| {
+            json!({"name": t.name, "family": f.name, "description": t.description, "inputSchema": (t.schema)()})
+        })
         .collect();
     serde_json::to_string_pretty(&json!({ "tools": tools })).unwrap() + "\n"
 }
@@ -63,7 +63,7 @@ fn checked_in_proto_docs_match_the_code() {
     assert!(
         stale.is_empty(),
         "proto-docs/{stale:?} is stale; regenerate with \
-         MOSS_UPDATE_PROTO_DOCS=1 cargo test -p moss-tests --test proto_docs"
+         MOSS_UPDATE_PROTO_DOCS=1 cargo test -p moss-tests --test it proto_docs"
     );
 }
 

@@ -1,13 +1,9 @@
-//! `capsule_search` (seed 001 §6.9) over REST and MCP: ranking, filters, snippets, errors.
+//! `capsule_search` over REST and MCP: ranking, filters, snippets, errors.
 
 use moss_tests::{TestDaemon, capsule_text};
 use serde_json::{Value, json};
 
-async fn store(d: &TestDaemon, body: Value) -> String {
-    let (status, resp) = d.call("POST", "/capsules", Some(body.clone())).await;
-    assert_eq!(status, 200, "store {body}: {resp}");
-    resp["id"].as_str().unwrap().to_string()
-}
+use crate::util::{expect_error, store};
 
 async fn search(d: &TestDaemon, query: &str) -> (u16, Value) {
     d.call(
@@ -130,19 +126,6 @@ async fn hit_names(d: &TestDaemon, query: &str, extra: &str) -> Vec<String> {
     n
 }
 
-/// Asserts `(status, body)` is the error envelope of `code`; returns `error`.
-fn expect_error(status: u16, body: &Value, code: &str, http: u16) -> Value {
-    assert_eq!(status, http, "expected {code}: {body}");
-    let e = &body["error"];
-    assert_eq!(e["code"], code, "{body}");
-    assert_eq!(e["status"], http, "{body}");
-    assert!(
-        e["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{body}"
-    );
-    e.clone()
-}
-
 /// A thin capsule (allow_thin) whose whole text is `text`.
 async fn store_thin(d: &TestDaemon, name: &str, text: &str) -> String {
     store(
@@ -226,7 +209,7 @@ fn assert_pieces_of(snippet: &str, text: &str) {
 
 #[tokio::test]
 async fn a_title_match_outranks_a_body_match_whatever_the_store_order() {
-    // §6.9: title matches weigh 5x the body, so a title hit ranks above a body hit even when the
+    // Title matches weigh 5x the body, so a title hit ranks above a body hit even when the
     // body hit is newer.
     let d = TestDaemon::start().await;
     store(
@@ -293,7 +276,7 @@ async fn each_filter_narrows_the_hits() {
 
 #[tokio::test]
 async fn the_workspace_filter_uses_the_normalized_workspace() {
-    // §4.2: lookup uses the normalized form (trimmed, lowercased).
+    // Lookup uses the normalized form (trimmed, lowercased).
     let d = TestDaemon::start().await;
     store_filter_fixture(&d).await;
     assert_eq!(
@@ -496,7 +479,7 @@ async fn a_missing_or_empty_query_is_an_invalid_request() {
 
 #[tokio::test]
 async fn a_long_or_malformed_query_says_what_is_wrong() {
-    // §6.9 / §11: > 1000 characters and invalid FTS5 syntax are 400 INVALID_REQUEST, with a
+    // Over 1000 characters and invalid FTS5 syntax are 400 INVALID_REQUEST, with a
     // message that helps fix the query.
     let d = TestDaemon::start().await;
     store_thin(&d, "a", "alpha").await;
@@ -550,6 +533,59 @@ async fn snippets_bold_the_match_and_stay_near_300_characters() {
 }
 
 #[tokio::test]
+async fn snippets_highlight_the_whole_term_not_only_its_first_12_characters() {
+    // FTS5 picks its snippet window in tokens (64), not characters, so it can be far longer
+    // than the 300 characters shown. Here it starts at the text's first token and the term
+    // starts at visible character 288: a cut at 300 characters used to leave `<b>` around
+    // `zqxwvutsrpom`, 12 of its 13 characters.
+    let d = TestDaemon::start().await;
+    let term = "zqxwvutsrpomn";
+    let before = format!("{}{}", "filler ".repeat(37), "fillers ".repeat(2));
+    assert_eq!("## Objective\n".len() + before.len(), 288);
+    let after = " filler".repeat(60);
+    let text = capsule_text(&format!("{before}{term}{after}"));
+    store(&d, json!({"name": "long", "capsule_text": text})).await;
+    let snippet = only_snippet(&d, term).await;
+    assert!(
+        snippet.contains(&format!("<b>{term}</b>")),
+        "the whole term is highlighted: {snippet}"
+    );
+    assert_eq!(snippet.matches("<b>").count(), 1, "{snippet}");
+    let n = visible(&snippet).chars().count();
+    assert!(
+        (150..=320).contains(&n),
+        "{n} visible characters: {snippet}"
+    );
+    assert_pieces_of(&snippet, &text);
+
+    // Long words: the token window is far over 300 characters, and the term stays shown.
+    let long = "internationalization considerations ".repeat(40);
+    for term in [
+        "q",
+        "zqxwvutsrpom",
+        "zqxwvutsrpomx",
+        &"k".repeat(40),
+        "überprüfungsmaß",
+    ] {
+        let name = format!("w{}", term.chars().count());
+        let text = capsule_text(&format!("{long}{term} {long}"));
+        store(&d, json!({"name": name, "capsule_text": text})).await;
+        let p = page(&d, term, "").await;
+        let hit = p["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["name"] == name.as_str())
+            .unwrap_or_else(|| panic!("{name} not found: {p}"));
+        let snippet = hit["snippet"].as_str().unwrap();
+        assert!(snippet.contains(&format!("<b>{term}</b>")), "{snippet}");
+        assert!(visible(snippet).chars().count() <= 320, "{snippet}");
+        assert_pieces_of(snippet, &text);
+    }
+    d.stop().await;
+}
+
+#[tokio::test]
 async fn snippets_escape_the_capsule_text() {
     let d = TestDaemon::start().await;
     let text = "the quince <script>alert(\"x\")</script> & 'single' \"double\" <b>fake</b> a<b";
@@ -586,10 +622,11 @@ async fn a_title_only_match_shows_the_escaped_title() {
 }
 
 #[tokio::test]
-#[ignore = "limitation (seed silent on tokenization): unicode61 makes a CJK run one token, so a \
-            Japanese word inside a sentence is not found"]
+#[ignore = "limitation (no word segmentation for CJK): unicode61 makes a CJK run one token, \
+            so a Japanese word inside a sentence is not found"]
 async fn a_cjk_word_inside_a_sentence_is_found() {
-    // §6.9: "Simple words … (matches anywhere)". Japanese does not separate words by spaces.
+    // Simple words should match anywhere in the text. Japanese does not separate words by
+    // spaces.
     let d = TestDaemon::start().await;
     store_thin(&d, "ja", "私は日本語を話す").await;
     assert_eq!(hit_names(&d, "日本語", "").await, ["ja"]);

@@ -102,20 +102,3 @@ pub struct PurgeResponse {
     pub purged: i64,
     pub message: String,
 }
-
-/// One MCP tool as `GET /tools` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-pub struct ToolInfo {
-    pub name: String,
-    pub description: String,
-    /// False when `disabled_tools` or `disabled_types` turns it off.
-    pub enabled: bool,
-}
-
-/// `GET /tools`: every tool the daemon knows, in listing order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-pub struct ToolList {
-    pub tools: Vec<ToolInfo>,
-}

@@ -1,5 +1,5 @@
-//! Where export and import may touch the file system (seed 001 §8.1 "Import/export path
-//! security").
+//! Where export and import may touch the file system: the rules every memory's export and
+//! import follow, so that a path refused for one is refused for all.
 //!
 //! - The file name ends in `.jsonl`.
 //! - No `..` component anywhere.
@@ -20,6 +20,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::json;
 
+use crate::MossHome;
+use crate::config::Config;
 use crate::error::{Error, Result};
 
 /// The directories import/export may use, from the home and the config.
@@ -43,11 +45,27 @@ impl CheckedPath {
     }
 }
 
+/// A file-system failure on `path` while `what` (e.g. "writing"): an internal error; the answer
+/// names the step and the path, the log also has the cause.
+pub fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
+    Error::internal(&format!("{what} {}", path.display()), e)
+}
+
 fn refuse(rule: &str, path: &str, message: String) -> Error {
     Error::invalid(message).with_details(json!({ "field": "path", "rule": rule, "path": path }))
 }
 
 impl PathRules {
+    /// The rules of a daemon: `$MOSS_HOME/exports/`, and the config's `allowed_paths` and
+    /// `allow_unsafe_paths`.
+    pub fn new(home: &MossHome, config: &Config) -> Self {
+        PathRules {
+            exports_dir: home.exports_dir(),
+            allowed_paths: config.allowed_paths.clone(),
+            allow_unsafe_paths: config.allow_unsafe_paths,
+        }
+    }
+
     /// Checks `given` against the rules. `create_exports_dir` creates `$MOSS_HOME/exports/`
     /// (0700) when the path lands there and it does not exist yet (export does; import need not).
     pub fn check(&self, given: &str, create_exports_dir: bool) -> Result<CheckedPath> {
@@ -127,7 +145,7 @@ impl PathRules {
                         std::os::unix::fs::PermissionsExt::from_mode(0o700),
                     )
                 })
-                .map_err(|e| Error::internal(&format!("creating {}", dir.display()), e))?;
+                .map_err(|e| io_error("creating", &dir, e))?;
         }
         match std::fs::symlink_metadata(&dir) {
             Ok(m) if m.file_type().is_symlink() => {
@@ -239,6 +257,33 @@ impl PathRules {
             ),
         ))
     }
+
+    /// Where an export goes when no path is given:
+    /// `$MOSS_HOME/exports/<workspace>-<UTC timestamp>.jsonl` (`all-…` without a workspace), with
+    /// `-1`, `-2`, … appended if that file exists, so a default export never replaces another.
+    pub fn default_export(
+        &self,
+        workspace_norm: Option<&str>,
+        exported_at: i64,
+    ) -> Result<CheckedPath> {
+        let stem = sanitize_file_stem(workspace_norm.unwrap_or("all"));
+        let stamp = chrono::DateTime::from_timestamp(exported_at, 0)
+            .unwrap_or_default()
+            .format("%Y-%m-%dT%H%M%S");
+        let mut n = 0;
+        loop {
+            let name = if n == 0 {
+                format!("{stem}-{stamp}.jsonl")
+            } else {
+                format!("{stem}-{stamp}-{n}.jsonl")
+            };
+            let checked = self.check(&name, true)?;
+            if !checked.path().exists() {
+                return Ok(checked);
+            }
+            n += 1;
+        }
+    }
 }
 
 /// `~` and `~/…` are the user's home directory; `~user` is not supported.
@@ -292,11 +337,11 @@ pub fn open_for_import(path: &CheckedPath) -> Result<File> {
                 "the daemon may not read {}; fix its permissions",
                 p.display()
             )),
-            _ => Error::internal(&format!("opening {}", p.display()), e),
+            _ => io_error("opening", &p, e),
         })?;
     let meta = file
         .metadata()
-        .map_err(|e| Error::internal(&format!("reading metadata of {}", p.display()), e))?;
+        .map_err(|e| io_error("reading metadata of", &p, e))?;
     if !meta.is_file() {
         return Err(refuse(
             "not_a_file",
@@ -313,7 +358,7 @@ pub fn open_for_import(path: &CheckedPath) -> Result<File> {
 /// A file name made from a workspace name for default export paths: ASCII letters, digits,
 /// `-` and `_` kept; separators, dots, control and other characters become `_`; at most 64
 /// characters; never empty, never `.` or `..`.
-pub fn sanitize_file_stem(workspace: &str) -> String {
+fn sanitize_file_stem(workspace: &str) -> String {
     let mut out: String = workspace
         .chars()
         .map(|c| {

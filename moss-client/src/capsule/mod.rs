@@ -1,11 +1,31 @@
-//! Capsule wire types: the requests and responses of the `capsule_*` operations.
+//! Capsule wire types: the requests and responses of the `capsule_*` operations (the core ones
+//! here; search, compose and append, bulk operations, export and import in submodules, all
+//! re-exported here by name).
 //!
 //! Requests reject unknown fields, so a misspelt argument is an `INVALID_REQUEST` naming it
 //! instead of a silently ignored option. Doc comments here are the descriptions MCP clients see.
 
+mod bulk;
+mod compose;
+mod search;
+mod transfer;
+
 use serde::{Deserialize, Serialize};
 
-use crate::ErrorCode;
+use crate::error::ErrorCode;
+
+pub use bulk::{
+    BulkDeleteRequest, BulkDeleteResponse, BulkUpdateRequest, BulkUpdateResponse, PurgeRequest,
+    PurgeResponse,
+};
+pub use compose::{
+    AppendRequest, AppendResponse, ComposeFormat, ComposePart, ComposeParts, ComposeRequest,
+    ComposeResponse, StoreAs,
+};
+pub use search::{SearchHit, SearchPage, SearchRequest};
+pub use transfer::{
+    ExportRequest, ExportResponse, ImportMode, ImportRecordError, ImportRequest, ImportResponse,
+};
 
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
@@ -408,12 +428,4 @@ pub struct CapsulePage {
     pub items: Vec<Capsule>,
     pub pagination: Pagination,
     pub sort: String,
-}
-
-/// `GET /health`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-pub struct Health {
-    pub status: String,
-    pub version: String,
 }

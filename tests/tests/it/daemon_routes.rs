@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use moss_client::{Client, ClientError, FetchRequest, StoreRequest};
+use moss_client::capsule::{FetchRequest, StoreRequest};
+use moss_client::{Client, ClientError};
 use moss_tests::{TestDaemon, capsule_text};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -32,6 +33,16 @@ async fn status_reports_address_version_pid_database_and_uptime() {
     );
     assert!(s.uptime_seconds < 60, "{}", s.uptime_seconds);
     assert_eq!(s.index_behind, Some(0), "nothing written, nothing to index");
+    assert_eq!(
+        s.index,
+        [moss_client::daemon::IndexStatus {
+            source: "capsules".into(),
+            queued: 0,
+            applied: 0,
+            behind: 0
+        }],
+        "the index reports each source"
+    );
     d.stop().await;
 }
 
@@ -40,6 +51,7 @@ async fn status_follows_the_full_text_index_until_it_has_every_write() {
     let d = TestDaemon::start().await;
     for i in 0..200 {
         d.client
+            .capsules()
             .store(&StoreRequest {
                 capsule_text: capsule_text(&format!("lag{i}")),
                 name: Some(format!("lag-{i}")),
@@ -120,6 +132,7 @@ async fn shutdown_answers_then_drains_and_closes_the_port() {
     // A write issued just before the shutdown is committed, not lost.
     let stored = d
         .client
+        .capsules()
         .store(&StoreRequest {
             capsule_text: capsule_text("kept"),
             workspace: Some("ws".into()),
@@ -146,6 +159,7 @@ async fn shutdown_answers_then_drains_and_closes_the_port() {
     .expect("a daemon starts again on the same home");
     let client = Client::new(&again.addr.to_string(), again.token.clone()).unwrap();
     let fetched = client
+        .capsules()
         .fetch(&FetchRequest {
             id: Some(stored.id.clone()),
             ..Default::default()

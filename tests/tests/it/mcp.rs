@@ -1,4 +1,4 @@
-//! The MCP face of the eight core capsule tools (seed 001 §5-6): the tool list and schemas, the
+//! The MCP face of the eight core capsule tools: the tool list and schemas, the
 //! result shape, the error envelope as a tool error, argument validation, and configuration
 //! that disables tools.
 

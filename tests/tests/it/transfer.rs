@@ -1,11 +1,10 @@
-//! `capsule_export` and `capsule_import` (seed 001 §6.10, §6.11, §7.1, §8.1; file format and
-//! import modes from seed 000 §6.9, §6.10) over REST and MCP: the round trip, the collision
+//! `capsule_export` and `capsule_import` over REST and MCP: the round trip, the collision
 //! matrix, all-or-nothing imports, the size caps, the path rules and file modes.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use moss_client::{DeleteRequest, StoreRequest};
+use moss_client::capsule::{DeleteRequest, StoreRequest};
 use moss_tests::{TestDaemon, capsule_text};
 use serde_json::{Value, json};
 
@@ -54,6 +53,7 @@ fn expect_rule(status: u16, body: &Value, rule: &str) {
 
 async fn store(d: &TestDaemon, workspace: &str, name: Option<&str>, marker: &str) -> String {
     d.client
+        .capsules()
         .store(&StoreRequest {
             capsule_text: capsule_text(marker),
             workspace: Some(workspace.into()),
@@ -67,6 +67,7 @@ async fn store(d: &TestDaemon, workspace: &str, name: Option<&str>, marker: &str
 
 async fn delete(d: &TestDaemon, id: &str) {
     d.client
+        .capsules()
         .delete(&DeleteRequest {
             id: Some(id.into()),
             ..Default::default()
@@ -161,7 +162,7 @@ async fn seed(d: &TestDaemon, n: usize) {
                     role: (i % 6 == 0).then(|| "writer".into()),
                     ..Default::default()
                 };
-                (i, client.store(&req).await.unwrap().id)
+                (i, client.capsules().store(&req).await.unwrap().id)
             });
         }
         while let Some(r) = tasks.join_next().await {
@@ -231,7 +232,7 @@ async fn export_import_export_is_byte_identical_apart_from_the_header() {
     ];
     assert!(
         order.windows(2).all(|w| at(w[0]) < at(w[1])),
-        "every field present, in the seed's order: {}",
+        "every field present, in the order of the `capsules` columns: {}",
         lines[1]
     );
     assert_eq!(records[0].as_object().unwrap().len(), order.len());
@@ -928,8 +929,9 @@ async fn progress_is_published_under_the_requested_id_while_the_request_runs() {
     let client = d.client.clone();
     let task = tokio::spawn(async move {
         client
+            .capsules()
             .export(
-                &moss_client::ExportRequest {
+                &moss_client::capsule::ExportRequest {
                     path: Some("p.jsonl".into()),
                     include_deleted: Some(true),
                     ..Default::default()

@@ -1,10 +1,11 @@
-//! Operations over many capsules (seed 001 §6.12, §6.14, §6.15; seed 000 §6.11) over REST and
-//! MCP: bulk delete, bulk update and purge.
+//! Operations over many capsules over REST and MCP: bulk delete, bulk update and purge.
 
 use std::time::Duration;
 
 use moss_tests::{TestDaemon, capsule_text};
 use serde_json::{Value, json};
+
+use crate::util::expect_error;
 
 /// `POST /capsules`, asserting success; returns the id.
 async fn store(d: &TestDaemon, body: Value) -> String {
@@ -37,19 +38,6 @@ async fn is_active(d: &TestDaemon, id: &str) -> bool {
 async fn delete(d: &TestDaemon, id: &str) {
     let (s, b) = d.call("DELETE", &format!("/capsules/{id}"), None).await;
     assert_eq!(s, 200, "{b}");
-}
-
-/// Asserts `(status, body)` is the error envelope of `code`; returns `error`.
-fn expect_error(status: u16, body: &Value, code: &str, http: u16) -> Value {
-    assert_eq!(status, http, "expected {code}: {body}");
-    let e = &body["error"];
-    assert_eq!(e["code"], code, "{body}");
-    assert_eq!(e["status"], http, "{body}");
-    assert!(
-        e["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{body}"
-    );
-    e.clone()
 }
 
 /// Capsules spread over workspaces, tags, names and orchestration fields.
@@ -113,7 +101,7 @@ async fn active(d: &TestDaemon, f: &Fixture) -> [bool; 4] {
 
 #[tokio::test]
 async fn bulk_delete_needs_a_non_empty_filter() {
-    // §6.14: no filter, or only empty/whitespace filters → 400, nothing deleted.
+    // No filter, or only empty/whitespace filters → 400, nothing deleted.
     let d = TestDaemon::start().await;
     let f = fixture(&d).await;
     for body in [
@@ -220,7 +208,7 @@ async fn name_prefix_and_tag_are_literal_not_patterns() {
 
 #[tokio::test]
 async fn bulk_delete_filters_use_normalized_workspaces() {
-    // §4.2: lookup uses the normalized workspace.
+    // Lookup uses the normalized workspace (trimmed, lowercased).
     let d = TestDaemon::start().await;
     let f = fixture(&d).await;
     let r = post_ok(&d, "bulk-delete", json!({"workspace": "  PROJECT "})).await;
@@ -266,11 +254,8 @@ async fn bulk_deleted_capsules_stay_readable_with_include_deleted() {
     let c = d.fetch_any(&f.o_stale).await.expect("still there");
     assert_eq!(c["capsule_text"], capsule_text("bulk"));
     assert!(c["deleted_at"].is_i64(), "{c}");
-    assert_eq!(
-        c["updated_at"], c["deleted_at"],
-        "§6.5: delete bumps updated_at"
-    );
-    // The name is free again (§6.1: soft-deleted capsules don't hold names).
+    assert_eq!(c["updated_at"], c["deleted_at"], "delete bumps updated_at");
+    // The name is free again: soft-deleted capsules don't hold names.
     store(&d, json!({"workspace": "other", "name": "feat-x"})).await;
 }
 
@@ -355,7 +340,7 @@ async fn bulk_update_sets_fields_and_reports_it() {
 
 #[tokio::test]
 async fn bulk_update_empty_values_clear_fields() {
-    // §6.15: "" clears phase/role, [] clears tags.
+    // "" clears phase/role, [] clears tags.
     let d = TestDaemon::start().await;
     let f = fixture(&d).await;
     let r = post_ok(

@@ -1,0 +1,38 @@
+//! The application state every REST handler and MCP tool reaches: the store, one handle per
+//! memory, the configuration, the daemon's own facts and the progress registry.
+
+use std::sync::Arc;
+
+use crate::api::DaemonInfo;
+use crate::capsule::Capsules;
+use crate::config::Config;
+use crate::family::Toolsets;
+use crate::progress::ProgressRegistry;
+use crate::store::Store;
+
+/// What every handler and tool can reach.
+#[derive(Debug)]
+pub struct App {
+    /// The database every memory shares (its sequence, the full-text index's lag).
+    pub store: Store,
+    /// The capsule memory.
+    pub capsules: Capsules,
+    pub config: Arc<Config>,
+    /// The families `/mcp` serves (the config's `toolsets`); a connection may narrow them.
+    pub toolsets: Toolsets,
+    pub daemon: DaemonInfo,
+    /// Progress of running requests that sent `X-Moss-Progress`.
+    pub progress: ProgressRegistry,
+}
+
+/// Shared handle on [`App`]; cloned per request, so it is one reference count.
+#[derive(Clone, Debug)]
+pub struct AppState(pub Arc<App>);
+
+impl std::ops::Deref for AppState {
+    type Target = App;
+
+    fn deref(&self) -> &App {
+        &self.0
+    }
+}

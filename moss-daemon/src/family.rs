@@ -1,0 +1,285 @@
+//! Families: the unit of registration.
+//!
+//! A memory's operations form a family (`capsule`, and later `reasoning`, `tasks`, `memory`).
+//! Each family registers itself once, as one [`Family`] value in its own module: its MCP tools
+//! (name, description, input schema, handler) and its REST router. [`FAMILIES`] lists them, and
+//! everything that lists tools derives from it: `tools/list`, `tools/call` dispatch, `GET /tools`
+//! and `moss tools`, `disabled_tools` / `disabled_types` / `toolsets` validation, the MCP
+//! instructions, the OpenAPI document, the generated `proto-docs/` and the tests' tool lists.
+//!
+//! Adding a tool is one [`tool!`](crate::tool) entry in its family's table, one domain function
+//! and its wire types in `moss-client`.
+//!
+//! **Toolsets.** `/mcp` serves the families the config's `toolsets` key enables (default: all),
+//! and a connection narrows them with `/mcp?toolsets=capsule,tasks`: an agent that sees only the
+//! tools it needs chooses better, and some clients cap the number of tools.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use rmcp::model::JsonObject;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::app::AppState;
+use crate::error::{Error, Result};
+use crate::progress::Progress;
+
+/// What a tool's handler returns: the response as JSON, or the error envelope's error.
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value>> + Send>>;
+
+/// A tool's handler: decodes its arguments, runs the domain operation, encodes the response.
+/// Dropping the future cancels the operation (the domain stops long loops).
+pub type ToolHandler = fn(AppState, Value, Progress) -> ToolFuture;
+
+/// One MCP tool.
+#[derive(Debug)]
+pub struct Tool {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// The input schema, generated from the request type.
+    pub schema: fn() -> JsonObject,
+    pub handler: ToolHandler,
+}
+
+/// One memory's registration.
+#[derive(Debug)]
+pub struct Family {
+    /// The toolset name (`/mcp?toolsets=`, `toolsets`, `disabled_types`).
+    pub name: &'static str,
+    /// One line: what the family keeps (toolset listings and the OpenAPI tag).
+    pub summary: &'static str,
+    /// This family's paragraph of the MCP `instructions`, sent when the family is served.
+    pub instructions: &'static str,
+    /// Its MCP tools, in listing order.
+    pub tools: &'static [Tool],
+    /// Its REST routes, each documented in the OpenAPI document.
+    pub routes: fn() -> utoipa_axum::router::OpenApiRouter<AppState>,
+}
+
+/// Every family the daemon serves, in listing order.
+pub const FAMILIES: &[&Family] = &[&crate::capsule::family::CAPSULE];
+
+/// The family named `name`.
+pub fn family(name: &str) -> Option<&'static Family> {
+    FAMILIES.iter().copied().find(|f| f.name == name)
+}
+
+/// The names of every family, for error messages and config validation.
+pub fn family_names() -> Vec<&'static str> {
+    FAMILIES.iter().map(|f| f.name).collect()
+}
+
+/// Every tool with its family, in listing order.
+pub fn tools() -> impl Iterator<Item = (&'static Family, &'static Tool)> {
+    FAMILIES
+        .iter()
+        .copied()
+        .flat_map(|f| f.tools.iter().map(move |t| (f, t)))
+}
+
+/// The tool named `name`, with its family.
+pub fn tool(name: &str) -> Option<(&'static Family, &'static Tool)> {
+    tools().find(|(_, t)| t.name == name)
+}
+
+/// A set of families, in registry order: what one MCP connection is served.
+#[derive(Debug, Clone)]
+pub struct Toolsets(Vec<&'static Family>);
+
+impl PartialEq for Toolsets {
+    fn eq(&self, other: &Toolsets) -> bool {
+        self.names() == other.names()
+    }
+}
+
+impl Eq for Toolsets {}
+
+impl Toolsets {
+    /// Every family.
+    pub fn all() -> Toolsets {
+        Toolsets(FAMILIES.to_vec())
+    }
+
+    /// The families named in `names`, in registry order. An unknown name is an error naming it
+    /// and listing the valid ones.
+    pub fn named<S: AsRef<str>>(names: &[S]) -> std::result::Result<Toolsets, String> {
+        let mut chosen = Vec::new();
+        for name in names {
+            let name = name.as_ref().trim();
+            if name.is_empty() {
+                continue;
+            }
+            match family(name) {
+                Some(f) => chosen.push(f),
+                None => {
+                    return Err(format!(
+                        "unknown toolset {name:?}; valid toolsets: {}",
+                        family_names().join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(Toolsets(
+            FAMILIES
+                .iter()
+                .copied()
+                .filter(|f| chosen.iter().any(|c| c.name == f.name))
+                .collect(),
+        ))
+    }
+
+    /// Narrows these toolsets to the comma-separated list a connection asked for (`all` keeps
+    /// them all). A name that is no family, or one this daemon does not serve, is
+    /// `INVALID_REQUEST` naming it and listing the ones it may ask for.
+    pub fn narrow(&self, requested: &str) -> Result<Toolsets> {
+        let served = || self.0.iter().map(|f| f.name).collect::<Vec<_>>().join(", ");
+        let names: Vec<&str> = requested
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .collect();
+        if names.is_empty() || names == ["all"] {
+            return Ok(self.clone());
+        }
+        let mut chosen = Vec::new();
+        for name in names {
+            match self.0.iter().find(|f| f.name == name) {
+                Some(f) => chosen.push(*f),
+                None => {
+                    let why = if family(name).is_some() {
+                        "is not served by this daemon (see the config's toolsets key)"
+                    } else {
+                        "is not a toolset"
+                    };
+                    return Err(Error::invalid_field(
+                        "toolsets",
+                        format!(
+                            "toolset {name:?} {why}; valid toolsets: {} (or all)",
+                            served()
+                        ),
+                    )
+                    .with_details(json!({
+                        "field": "toolsets",
+                        "toolset": name,
+                        "valid": self.0.iter().map(|f| f.name).collect::<Vec<_>>(),
+                    })));
+                }
+            }
+        }
+        Ok(Toolsets(
+            self.0
+                .iter()
+                .copied()
+                .filter(|f| chosen.iter().any(|c| c.name == f.name))
+                .collect(),
+        ))
+    }
+
+    pub fn contains(&self, family: &str) -> bool {
+        self.0.iter().any(|f| f.name == family)
+    }
+
+    pub fn families(&self) -> &[&'static Family] {
+        &self.0
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.0.iter().map(|f| f.name).collect()
+    }
+
+    /// The MCP `instructions` for these families: a line on Moss, then each family's paragraph.
+    pub fn instructions(&self) -> String {
+        let mut out = String::from(
+            "Moss is a local memory service shared by agent sessions. Every tool answers JSON; a \
+             failure is a tool error whose content is {\"error\":{code,message,status,details}}.",
+        );
+        for f in &self.0 {
+            out.push_str("\n\n");
+            out.push_str(f.instructions);
+        }
+        out
+    }
+}
+
+/// Decodes a tool's arguments, naming the bad field in `INVALID_REQUEST`.
+pub fn decode_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
+    crate::api::json::decode_value(&format!("arguments for {tool}"), args)
+}
+
+/// Encodes a tool's response.
+pub fn encode<T: Serialize>(resp: Result<T>) -> Result<Value> {
+    serde_json::to_value(resp?).map_err(|e| Error::internal("encoding a tool result", e))
+}
+
+/// One [`Tool`] entry: `tool!(name, Request, description, |app, req, progress| future)`. The
+/// closure's body is the domain call; decoding the arguments into `Request` (an
+/// `INVALID_REQUEST` naming the field) and encoding the response are done here, once.
+#[macro_export]
+macro_rules! tool {
+    ($name:literal, $req:ty, $description:expr, |$app:ident, $r:ident, $progress:pat_param| $call:expr) => {
+        $crate::family::Tool {
+            name: $name,
+            description: $description,
+            schema: $crate::mcp::schema::schema_of::<$req>,
+            handler: |app, args, progress| {
+                Box::pin(async move {
+                    let $r: $req = $crate::family::decode_args($name, args)?;
+                    let $app = &*app;
+                    let $progress = progress;
+                    $crate::family::encode($call.await)
+                })
+            },
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_prefixed_by_their_family() {
+        let mut seen = std::collections::HashSet::new();
+        for (f, t) in tools() {
+            assert!(seen.insert(t.name), "{} registered twice", t.name);
+            let prefix = match f.name {
+                "reasoning" => "branchmind",
+                other => other,
+            };
+            assert!(
+                t.name.starts_with(&format!("{prefix}_")),
+                "{} in family {}",
+                t.name,
+                f.name
+            );
+            assert!(!t.description.is_empty());
+        }
+        let families: std::collections::HashSet<_> = FAMILIES.iter().map(|f| f.name).collect();
+        assert_eq!(families.len(), FAMILIES.len());
+    }
+
+    #[test]
+    fn narrowing_keeps_registry_order_and_names_an_unknown_toolset() {
+        let all = Toolsets::all();
+        assert_eq!(all.narrow("").unwrap(), all);
+        assert_eq!(all.narrow("all").unwrap(), all);
+        assert_eq!(all.narrow(" capsule ").unwrap().names(), ["capsule"]);
+        let e = all.narrow("capsule,nope").unwrap_err();
+        assert_eq!(e.0.details["toolset"], "nope");
+        assert!(
+            e.0.message.contains("valid toolsets: capsule"),
+            "{}",
+            e.0.message
+        );
+        let none = Toolsets(Vec::new());
+        let e = none.narrow("capsule").unwrap_err();
+        assert!(e.0.message.contains("not served"), "{}", e.0.message);
+        assert!(
+            Toolsets::named(&["kapsule"])
+                .unwrap_err()
+                .contains("capsule")
+        );
+    }
+}
