@@ -36,6 +36,25 @@ pub struct BenchArgs {
     /// Corpus size for --search.
     #[arg(long, default_value_t = 100_000, requires = "search")]
     capsules: u64,
+    /// Measure the reasoning and tasks families instead: notes_commit against capsule_store,
+    /// show on a derived branch of a large base, graph_query, graph_merge, tasks_radar.
+    #[arg(long, conflicts_with = "search")]
+    reasoning: bool,
+    /// Entries of the base branch for --reasoning.
+    #[arg(long, default_value_t = 100_000, requires = "reasoning")]
+    entries: u64,
+    /// Graph nodes for --reasoning.
+    #[arg(long, default_value_t = 10_000, requires = "reasoning")]
+    nodes: u64,
+    /// Versions of each node for --reasoning.
+    #[arg(long, default_value_t = 5, requires = "reasoning")]
+    versions: u64,
+    /// Keys changed on the merged branch for --reasoning (at most 1000: one merge call).
+    #[arg(long, default_value_t = 1000, requires = "reasoning")]
+    merge_keys: u64,
+    /// Steps of the task whose radar --reasoning times.
+    #[arg(long, default_value_t = 200, requires = "reasoning")]
+    steps: u64,
 }
 
 /// Figures for one operation.
@@ -223,6 +242,23 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
         })
         .await?;
     let duration = Duration::from_secs_f64(args.duration);
+    if args.reasoning {
+        return crate::bench_reasoning::run(
+            client,
+            crate::bench_reasoning::Sizes {
+                clients: args.clients,
+                duration,
+                size: args.size,
+                entries: args.entries,
+                nodes: args.nodes,
+                versions: args.versions,
+                merge_keys: args.merge_keys.min(1000),
+                steps: args.steps,
+            },
+            args.json,
+        )
+        .await;
+    }
     if args.search {
         return crate::bench_search::run(
             client,

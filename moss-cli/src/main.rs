@@ -6,6 +6,8 @@
 //!   with its `run`, and one variant of `Command`.
 //! - `output`: JSON (default), or each response type's own table (`Render`); errors as
 //!   `[CODE] message`.
+//! - `ops`: the reasoning and tasks groups (`moss reason …`, `moss tasks …`), one subcommand per
+//!   operation, the request assembled from `key=value` fields.
 //! - `bench`: the load generator behind `moss bench`.
 //! - `connect`: address and token resolution; `autostart`: starting the daemon on demand.
 //! - `lifecycle` (`moss daemon …`), `service` (`moss service …`), `bridge` (`moss mcp`, the
@@ -13,6 +15,7 @@
 
 mod autostart;
 mod bench;
+mod bench_reasoning;
 mod bench_search;
 mod bridge;
 mod bulk;
@@ -21,6 +24,7 @@ mod compose;
 mod connect;
 mod lifecycle;
 mod mcp_config;
+mod ops;
 mod output;
 mod search;
 mod service;
@@ -73,8 +77,33 @@ enum Command {
     ///   moss bench --clients 32 --duration 10 --size 2048
     ///   moss bench --clients 8 --duration 2 --size 512 --json
     ///   moss bench --search --capsules 100000 --clients 4 --duration 10
+    ///   moss bench --reasoning --clients 32 --duration 10
     #[command(verbatim_doc_comment)]
     Bench(bench::BenchArgs),
+    /// The reasoning memory: notes and trace, branches, the graph, think cards.
+    ///
+    /// Every subcommand takes -w WORKSPACE and the request's fields as key=value (string),
+    /// key:=json (number, boolean, array, object) or key=@file (@- for stdin). The field names
+    /// are the branchmind_* tools' (see `moss tools`).
+    ///
+    /// Examples:
+    ///   moss reason notes-commit -w myproject target=TASK-001 content="Chose WAL"
+    ///   moss reason show -w myproject target=TASK-001 doc_kind=trace limit:=5
+    ///   moss reason think-next -w myproject target=TASK-001
+    #[command(verbatim_doc_comment, subcommand)]
+    Reason(ops::ReasonCommand),
+    /// Plans and tasks: checkpoint-gated steps whose every change lands in the trace.
+    ///
+    /// Every subcommand takes -w WORKSPACE and the request's fields as key=value (string),
+    /// key:=json (number, boolean, array, object) or key=@file (@- for stdin). The field names
+    /// are the tasks_* tools' (see `moss tools`).
+    ///
+    /// Examples:
+    ///   moss tasks create -w myproject title="Ship v2"
+    ///   moss tasks create -w myproject title="Migrate" parent=PLAN-001 steps:='[{"title":"Write it"}]'
+    ///   moss tasks radar -w myproject task=TASK-001
+    #[command(verbatim_doc_comment, subcommand)]
+    Tasks(ops::TasksCommand),
     /// Start, stop, restart the daemon, or show its status.
     ///
     /// Examples:
@@ -132,6 +161,14 @@ fn main() -> ExitCode {
             Command::Capsule(cmd) => {
                 let client = autostart::ensure_running(&addr).await?;
                 capsule::run(*cmd, &client, cli.format).await
+            }
+            Command::Reason(cmd) => {
+                let client = autostart::ensure_running(&addr).await?;
+                ops::run_reason(cmd, &client, cli.format).await
+            }
+            Command::Tasks(cmd) => {
+                let client = autostart::ensure_running(&addr).await?;
+                ops::run_tasks(cmd, &client, cli.format).await
             }
             Command::Bench(args) => {
                 let client = autostart::ensure_running(&addr).await?;

@@ -34,6 +34,10 @@ pub enum ErrorCode {
     RequestTooLarge,
     /// Required capsule sections are missing.
     CapsuleTooThin,
+    /// A graph merge into a branch that is not the source branch's base.
+    MergeIntoNonBase,
+    /// A step closed before both its checkpoints are confirmed.
+    CheckpointsUnconfirmed,
     /// The client went away during a long operation.
     Cancelled,
     /// The daemon is shutting down or overloaded.
@@ -44,7 +48,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// All codes, in the order of the error table.
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 18] = [
         ErrorCode::AmbiguousAddressing,
         ErrorCode::InvalidRequest,
         ErrorCode::InvalidRecord,
@@ -58,6 +62,8 @@ impl ErrorCode {
         ErrorCode::ComposeTooLarge,
         ErrorCode::RequestTooLarge,
         ErrorCode::CapsuleTooThin,
+        ErrorCode::MergeIntoNonBase,
+        ErrorCode::CheckpointsUnconfirmed,
         ErrorCode::Cancelled,
         ErrorCode::Unavailable,
         ErrorCode::Internal,
@@ -72,7 +78,10 @@ impl ErrorCode {
             ErrorCode::Unauthorized => 401,
             ErrorCode::Forbidden => 403,
             ErrorCode::NotFound => 404,
-            ErrorCode::NameAlreadyExists | ErrorCode::Conflict => 409,
+            ErrorCode::NameAlreadyExists
+            | ErrorCode::Conflict
+            | ErrorCode::MergeIntoNonBase
+            | ErrorCode::CheckpointsUnconfirmed => 409,
             ErrorCode::CapsuleTooLarge
             | ErrorCode::FileTooLarge
             | ErrorCode::ComposeTooLarge
@@ -100,6 +109,8 @@ impl ErrorCode {
             ErrorCode::ComposeTooLarge => "COMPOSE_TOO_LARGE",
             ErrorCode::RequestTooLarge => "REQUEST_TOO_LARGE",
             ErrorCode::CapsuleTooThin => "CAPSULE_TOO_THIN",
+            ErrorCode::MergeIntoNonBase => "MERGE_INTO_NON_BASE",
+            ErrorCode::CheckpointsUnconfirmed => "CHECKPOINTS_UNCONFIRMED",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::Unavailable => "UNAVAILABLE",
             ErrorCode::Internal => "INTERNAL",
@@ -113,13 +124,17 @@ impl ErrorCode {
             ErrorCode::InvalidRequest => "A field is missing, mistyped, unknown or out of range",
             ErrorCode::Unauthorized => "Missing or wrong bearer token",
             ErrorCode::Forbidden => "`Host` or `Origin` is not a loopback name",
-            ErrorCode::NotFound => "Capsule doesn't exist (or is soft-deleted)",
+            ErrorCode::NotFound => {
+                "Capsule doesn't exist (or is soft-deleted); or an unknown branch, target, step \
+                 or conflict (details.suggested_call names the call that helps)"
+            }
             ErrorCode::NameAlreadyExists => {
                 "Name collision on capsule_store or capsule_import with mode:\"error\""
             }
             ErrorCode::Conflict => {
-                "`if_updated_at` does not match the capsule's `updated_at`, or an import record \
-                 collides with an existing capsule's id"
+                "`if_updated_at` does not match the capsule's `updated_at`, an import record \
+                 collides with an existing capsule's id, `expected_revision` is not the \
+                 current revision, or a card id is reused for a different card"
             }
             ErrorCode::CapsuleTooLarge => "Exceeds `capsule_max_chars`",
             ErrorCode::FileTooLarge => "Import file exceeds max size limit",
@@ -130,6 +145,13 @@ impl ErrorCode {
             ErrorCode::ComposeTooLarge => "Composed bundle exceeds `capsule_max_chars`",
             ErrorCode::RequestTooLarge => "Request body exceeds the daemon's body cap",
             ErrorCode::CapsuleTooThin => "Missing required sections",
+            ErrorCode::MergeIntoNonBase => {
+                "branchmind_graph_merge into a branch that is not `from`'s base branch"
+            }
+            ErrorCode::CheckpointsUnconfirmed => {
+                "tasks_done on a step whose criteria or tests checkpoint is not confirmed \
+                 (details.suggested_call is the tasks_verify call)"
+            }
             ErrorCode::Cancelled => "Client went away during a long-running operation",
             ErrorCode::Unavailable => "The daemon is shutting down",
             ErrorCode::Internal => "Unexpected error",

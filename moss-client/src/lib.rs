@@ -1,8 +1,8 @@
 //! Moss wire types and client.
 //!
 //! - [`error`]: the error codes, their HTTP statuses, and the `{"error":{...}}` envelope.
-//! - [`capsule`]: requests and responses of the `capsule_*` operations (one module per family;
-//!   the next ones are `reasoning`, `tasks` and `memory`).
+//! - [`capsule`], [`reasoning`], [`tasks`]: requests and responses of the `capsule_*`,
+//!   `branchmind_*` and `tasks_*` operations (one module per family).
 //! - [`daemon`]: the daemon's own routes: health, status, shutdown, the tool list, progress.
 //! - `client` (feature `http`, on by default): a typed async client over the REST routes, with a
 //!   handle per family (`client.capsules()`).
@@ -13,6 +13,8 @@
 pub mod capsule;
 pub mod daemon;
 pub mod error;
+pub mod reasoning;
+pub mod tasks;
 
 #[cfg(feature = "http")]
 mod client;

@@ -8,7 +8,9 @@ use crate::capsule::Capsules;
 use crate::config::Config;
 use crate::family::Toolsets;
 use crate::progress::ProgressRegistry;
+use crate::reasoning::Reasoning;
 use crate::store::Store;
+use crate::tasks::Tasks;
 
 /// What every handler and tool can reach.
 #[derive(Debug)]
@@ -17,6 +19,10 @@ pub struct App {
     pub store: Store,
     /// The capsule memory.
     pub capsules: Capsules,
+    /// The reasoning memory.
+    pub reasoning: Reasoning,
+    /// Plans and tasks.
+    pub tasks: Tasks,
     pub config: Arc<Config>,
     /// The families `/mcp` serves (the config's `toolsets`); a connection may narrow them.
     pub toolsets: Toolsets,

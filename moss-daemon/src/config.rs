@@ -37,6 +37,8 @@ pub enum Auth {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub capsule_max_chars: usize,
+    /// The output budget of reasoning and tasks reads that give no `max_chars`.
+    pub output_max_chars: usize,
     pub allowed_paths: Vec<PathBuf>,
     pub allow_unsafe_paths: bool,
     /// Read connections in the pool (`db_max_open_conns`, 0 = default).
@@ -61,6 +63,8 @@ pub struct Config {
 }
 
 pub const DEFAULT_CAPSULE_MAX_CHARS: usize = 12_000;
+/// The default output budget of reasoning and tasks reads, in characters.
+pub const DEFAULT_OUTPUT_MAX_CHARS: usize = 20_000;
 pub const DEFAULT_READ_POOL_SIZE: u32 = 4;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 pub const DEFAULT_MAX_IMPORT_BYTES: u64 = 25 * 1024 * 1024;
@@ -69,6 +73,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             capsule_max_chars: DEFAULT_CAPSULE_MAX_CHARS,
+            output_max_chars: DEFAULT_OUTPUT_MAX_CHARS,
             allowed_paths: Vec::new(),
             allow_unsafe_paths: false,
             read_pool_size: DEFAULT_READ_POOL_SIZE,
@@ -90,6 +95,7 @@ impl Default for Config {
 #[derive(Debug, Default, Deserialize)]
 struct FileConfig {
     capsule_max_chars: Option<usize>,
+    output_max_chars: Option<usize>,
     allowed_paths: Option<Vec<PathBuf>>,
     allow_unsafe_paths: Option<bool>,
     db_max_open_conns: Option<u32>,
@@ -105,6 +111,7 @@ struct FileConfig {
 
 const KNOWN_KEYS: &[&str] = &[
     "capsule_max_chars",
+    "output_max_chars",
     "allowed_paths",
     "allow_unsafe_paths",
     "db_max_open_conns",
@@ -155,6 +162,12 @@ impl Config {
     fn apply(&mut self, f: FileConfig) {
         if let Some(v) = f.capsule_max_chars.filter(|v| *v > 0) {
             self.capsule_max_chars = v;
+        }
+        if let Some(v) = f.output_max_chars.filter(|v| *v > 0) {
+            self.output_max_chars = v.clamp(
+                crate::budget::MIN_MAX_CHARS as usize,
+                crate::budget::MAX_MAX_CHARS as usize,
+            );
         }
         self.allowed_paths = f.allowed_paths.unwrap_or_default();
         self.allow_unsafe_paths = f.allow_unsafe_paths.unwrap_or(false);
@@ -302,6 +315,7 @@ fn merge(into: &mut FileConfig, over: FileConfig) {
         }
     }
     scalar(&mut into.capsule_max_chars, over.capsule_max_chars);
+    scalar(&mut into.output_max_chars, over.output_max_chars);
     scalar(&mut into.db_max_open_conns, over.db_max_open_conns);
     scalar(&mut into.db_max_idle_conns, over.db_max_idle_conns);
     scalar(&mut into.max_body_bytes, over.max_body_bytes);

@@ -1,6 +1,6 @@
 //! Families: the unit of registration.
 //!
-//! A memory's operations form a family (`capsule`, and later `reasoning`, `tasks`, `memory`).
+//! A memory's operations form a family (`capsule`, `reasoning`, `tasks`, and later `memory`).
 //! Each family registers itself once, as one [`Family`] value in its own module: its MCP tools
 //! (name, description, input schema, handler) and its REST router. [`FAMILIES`] lists them, and
 //! everything that lists tools derives from it: `tools/list`, `tools/call` dispatch, `GET /tools`
@@ -59,7 +59,11 @@ pub struct Family {
 }
 
 /// Every family the daemon serves, in listing order.
-pub const FAMILIES: &[&Family] = &[&crate::capsule::family::CAPSULE];
+pub const FAMILIES: &[&Family] = &[
+    &crate::capsule::family::CAPSULE,
+    &crate::reasoning::family::REASONING,
+    &crate::tasks::family::TASKS,
+];
 
 /// The family named `name`.
 pub fn family(name: &str) -> Option<&'static Family> {

@@ -5,7 +5,8 @@
 //! - [`store`]: SQLite: migrations, the writer thread with group commit, the read pool.
 //! - [`family`]: the registry of families (a memory's MCP tools and REST routes, registered
 //!   once); [`app`]: the state handlers reach, one handle per memory.
-//! - [`capsule`]: the capsule memory's operations, and its family.
+//! - [`capsule`], [`reasoning`], [`tasks`]: each memory's operations, and its family;
+//!   [`budget`]: the hard output caps of reasoning and tasks reads.
 //! - What every memory shares, so that none writes it again: [`names`] (workspace and name
 //!   normalization), [`bounds`] (length bounds of text fields), [`tags`] (cleaning, storing
 //!   and filtering tags), [`page`] (pagination arguments), [`sql_filter`] (`WHERE` clauses
@@ -19,6 +20,7 @@
 pub mod api;
 pub mod app;
 pub mod bounds;
+pub mod budget;
 pub mod cancel;
 pub mod capsule;
 pub mod config;
@@ -32,11 +34,13 @@ pub mod names;
 pub mod page;
 pub mod paths;
 pub mod progress;
+pub mod reasoning;
 pub mod server;
 pub mod shutdown;
 pub mod sql_filter;
 pub mod store;
 pub mod tags;
+pub mod tasks;
 
 pub use home::MossHome;
 pub use server::{DaemonOptions, RunningDaemon, start};

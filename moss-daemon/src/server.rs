@@ -21,8 +21,10 @@ use crate::config::{Auth, Config};
 use crate::guard::{self, Guard};
 use crate::home::{DbLock, MossHome};
 use crate::progress::ProgressRegistry;
+use crate::reasoning::Reasoning;
 use crate::shutdown::Shutdown;
 use crate::store::{Store, StoreOptions};
+use crate::tasks::Tasks;
 
 /// How long in-flight requests may take to finish once shutdown starts.
 const DRAIN_CAP: Duration = Duration::from_secs(10);
@@ -144,6 +146,12 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     let state = AppState(Arc::new(App {
         store: store.clone(),
         capsules: Capsules::new(store.clone(), config.clone(), &opts.home),
+        reasoning: Reasoning::new(
+            store.clone(),
+            config.clone(),
+            opts.home.dir.display().to_string(),
+        ),
+        tasks: Tasks::new(store.clone(), config.clone()),
         toolsets: config.toolsets.clone(),
         config: config.clone(),
         progress: ProgressRegistry::default(),

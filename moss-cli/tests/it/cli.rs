@@ -589,3 +589,107 @@ async fn export_and_import_round_trip_through_the_cli() {
     assert!(stderr(&bad).contains("replace"), "clap lists the modes");
     d.stop().await;
 }
+
+/// `moss tasks` and `moss reason`: a plan, a task, a note from stdin, the trace, a card in the
+/// DSL from stdin, and an error naming the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reason_and_tasks_groups_walk_a_task() {
+    let d = TestDaemon::start().await;
+    let plan = json(&moss(&d, &["tasks", "create", "-w", "cli", "title=Ship v2"], None).await);
+    assert_eq!(plan["item"]["id"], "PLAN-001");
+    let task = json(
+        &moss(
+            &d,
+            &[
+                "tasks",
+                "create",
+                "-w",
+                "cli",
+                "title=Migrate",
+                "parent=PLAN-001",
+                r#"steps:=[{"title":"Write it"}]"#,
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(task["reasoning_ref"]["branch"], "task/TASK-001");
+    let note = json(
+        &moss(
+            &d,
+            &[
+                "reason",
+                "notes-commit",
+                "-w",
+                "cli",
+                "target=TASK-001",
+                "content=@-",
+            ],
+            Some("Chose WAL:\nreaders never block\n"),
+        )
+        .await,
+    );
+    assert_eq!(
+        note["entry"]["content"],
+        "Chose WAL:\nreaders never block\n"
+    );
+    let trace = json(
+        &moss(
+            &d,
+            &[
+                "reason",
+                "show",
+                "-w",
+                "cli",
+                "target=TASK-001",
+                "doc_kind=trace",
+                "limit:=1",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(trace["entries"][0]["event_type"], "task_created");
+    let card = json(
+        &moss(
+            &d,
+            &[
+                "reason",
+                "think-card",
+                "-w",
+                "cli",
+                "target=TASK-001",
+                "card=@-",
+            ],
+            Some("id: q1\ntype: question\ntitle: Why is p99 up?\n"),
+        )
+        .await,
+    );
+    assert_eq!(
+        (card["inserted"].as_bool(), card["graph_doc"].as_str()),
+        (Some(true), Some("TASK-001-graph"))
+    );
+    let radar = json(&moss(&d, &["tasks", "radar", "-w", "cli", "task=TASK-001"], None).await);
+    assert_eq!(radar["steps"]["open"], 1);
+    let out = moss(
+        &d,
+        &["tasks", "done", "-w", "cli", "task=TASK-001", "path=s:0"],
+        None,
+    )
+    .await;
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("[CHECKPOINTS_UNCONFIRMED]"),
+        "{}",
+        stderr(&out)
+    );
+    let out = moss(&d, &["reason", "show", "-w", "cli", "limt:=3"], None).await;
+    assert!(stderr(&out).contains("limt"), "{}", stderr(&out));
+    let out = moss(&d, &["reason", "show", "limit:=3"], None).await;
+    assert!(
+        stderr(&out).contains("workspace is required"),
+        "{}",
+        stderr(&out)
+    );
+    d.stop().await;
+}

@@ -1,7 +1,10 @@
 //! Typed async client for the daemon's REST routes: [`Client`] holds the connection and the
-//! daemon's own routes; each memory's operations sit on its own handle ([`Client::capsules`]).
+//! daemon's own routes; each memory's operations sit on its own handle ([`Client::capsules`],
+//! [`Client::reasoning`], [`Client::tasks`]).
 
 mod capsules;
+mod reasoning;
+mod tasks;
 
 use std::time::Duration;
 
@@ -15,6 +18,8 @@ use crate::daemon::{
 use crate::error::{ErrorBody, ErrorCode, ErrorEnvelope};
 
 pub use capsules::Capsules;
+pub use reasoning::Reasoning;
+pub use tasks::Tasks;
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
@@ -180,6 +185,26 @@ impl Client {
     /// The capsule memory's operations.
     pub fn capsules(&self) -> Capsules<'_> {
         Capsules { client: self }
+    }
+
+    /// The reasoning memory's operations (`branchmind_*`).
+    pub fn reasoning(&self) -> Reasoning<'_> {
+        Reasoning { client: self }
+    }
+
+    /// The plans and tasks operations (`tasks_*`).
+    pub fn tasks(&self) -> Tasks<'_> {
+        Tasks { client: self }
+    }
+
+    /// `POST path` with a JSON body: the shape of every reasoning and tasks route, and what
+    /// the CLI sends for a request it assembled itself.
+    pub async fn post<Req: serde::Serialize + ?Sized, Resp: DeserializeOwned>(
+        &self,
+        path: &str,
+        req: &Req,
+    ) -> Result<Resp, ClientError> {
+        self.send(self.request(Method::POST, path).json(req)).await
     }
 
     /// Asks the daemon to shut down gracefully (as SIGTERM does): `POST /shutdown`. It answers

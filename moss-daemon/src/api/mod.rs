@@ -9,6 +9,8 @@ pub mod daemon;
 pub mod json;
 pub mod openapi;
 pub mod progress;
+pub mod reasoning;
+pub mod tasks;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -175,7 +175,7 @@ const FTS5_QUERY_ERRORS: &[&str] = &[
 
 /// FTS5 reports a query it cannot parse as a plain SQL error; the SQL around it is fixed, so
 /// such an error is the user's query.
-fn query_error(e: rusqlite::Error, query: &str) -> Error {
+pub(crate) fn query_error(e: rusqlite::Error, query: &str) -> Error {
     match &e {
         rusqlite::Error::SqliteFailure(err, Some(msg))
             if err.code == SqliteCode::Unknown

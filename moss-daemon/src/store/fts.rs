@@ -113,8 +113,18 @@ pub static CAPSULES: Source = Source {
     tokenizer: "unicode61 remove_diacritics 2",
 };
 
+/// Reasoning entries (notes, trace, cards): title and content.
+pub static REASONING: Source = Source {
+    name: "reasoning",
+    table: "reasoning_entries",
+    queue: "reasoning_entries_fts_queue",
+    columns: &["title", "content"],
+    fts: "reasoning_fts",
+    tokenizer: "unicode61 remove_diacritics 2",
+};
+
 /// Every source the indexer serves, in the order of its rounds.
-pub static SOURCES: &[&Source] = &[&CAPSULES];
+pub static SOURCES: &[&Source] = &[&CAPSULES, &REASONING];
 
 /// The index file next to the database.
 pub fn index_path(db: &Path) -> PathBuf {

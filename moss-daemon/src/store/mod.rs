@@ -496,18 +496,26 @@ mod tests {
         threads.join();
     }
 
-    /// The store reports each source's lag: the capsules source, before and after a write.
+    /// The store reports each source's lag: every source before a write, the capsules source
+    /// after one.
     #[tokio::test]
-    async fn index_lag_reports_the_capsules_source() {
+    async fn index_lag_reports_each_source() {
         let (store, threads, _dir) = open(Durability::Normal);
         let lag = store.index_lag();
         assert_eq!(
             lag,
-            [IndexLag {
-                source: "capsules",
-                queued: 0,
-                applied: 0
-            }]
+            [
+                IndexLag {
+                    source: "capsules",
+                    queued: 0,
+                    applied: 0
+                },
+                IndexLag {
+                    source: "reasoning",
+                    queued: 0,
+                    applied: 0
+                }
+            ]
         );
         assert_eq!(lag[0].behind(), 0);
         insert_capsule(&store, "a").await;

@@ -61,14 +61,15 @@ function env(name) {
   return value;
 }
 
-function mcpUrl() {
-  return new URL(env("MOSS_ADDR").replace(/\/+$/, "") + "/mcp");
+/** The MCP endpoint; `query` goes after /mcp (e.g. "?toolsets=tasks,reasoning"). */
+function mcpUrl(query = "") {
+  return new URL(env("MOSS_ADDR").replace(/\/+$/, "") + "/mcp" + query);
 }
 
 /** A client and its transport; `token === null` sends no Authorization header. */
-function makeClient(token) {
+function makeClient(token, query = "") {
   const headers = token === null ? {} : { Authorization: `Bearer ${token}` };
-  const transport = new StreamableHTTPClientTransport(mcpUrl(), { requestInit: { headers } });
+  const transport = new StreamableHTTPClientTransport(mcpUrl(query), { requestInit: { headers } });
   const client = new Client({ name: "moss-interop-typescript", version: "0.0.0" });
   return { client, transport };
 }
@@ -200,6 +201,66 @@ describe("MCP TypeScript SDK against mossd", { timeout: 4 * STEP_TIMEOUT_MS }, (
     const { error } = result.structuredContent;
     assert.equal(error.code, "CAPSULE_TOO_THIN", JSON.stringify(error));
     assert.ok(error.details?.missing?.includes("Objective"), JSON.stringify(error));
+  });
+});
+
+describe("MCP TypeScript SDK with the tasks and reasoning toolsets", { timeout: 2 * STEP_TIMEOUT_MS }, () => {
+  const workspace = `/tmp/interop-typescript-${randomUUID().slice(0, 8)}`;
+  let client;
+  let transport;
+
+  before(async () => {
+    ({ client, transport } = makeClient(env("MOSS_TOKEN"), "?toolsets=tasks,reasoning"));
+    await client.connect(transport, { timeout: STEP_TIMEOUT_MS });
+  });
+
+  after(async () => {
+    await transport?.terminateSession();
+    await client?.close();
+  });
+
+  test("tasks_create, then a branchmind_notes_commit on its target shows up in branchmind_show", async () => {
+    assert.match(client.getInstructions() ?? "", /tasks_radar/);
+    const plan = await callOk(client, "tasks_create", { workspace, title: "TypeScript plan" });
+    assert.match(plan.item.id, /^PLAN-\d{3}$/);
+    assert.equal(plan.item.kind, "plan");
+    assert.equal(plan.event.type, "plan_created");
+    assert.deepEqual(plan.reasoning_ref, {
+      branch: `plan/${plan.item.id}`,
+      notes_doc: "notes",
+      graph_doc: `${plan.item.id}-graph`,
+      trace_doc: `${plan.item.id}-trace`,
+    });
+
+    const note = "Decided over streamable HTTP — café 🦀";
+    const committed = await callOk(client, "branchmind_notes_commit", {
+      workspace,
+      target: plan.item.id,
+      content: note,
+      title: "ts decision",
+    });
+    assert.equal(committed.inserted, true);
+    assert.equal(committed.entry.branch, plan.reasoning_ref.branch);
+    assert.equal(committed.entry.doc, "notes");
+    assert.equal(committed.entry.kind, "note");
+
+    const shown = await callOk(client, "branchmind_show", { workspace, target: plan.item.id });
+    assert.equal(shown.branch, plan.reasoning_ref.branch);
+    assert.deepEqual(
+      shown.entries.map((e) => [e.seq, e.content, e.title]),
+      [[committed.entry.seq, note, "ts decision"]],
+    );
+    assert.equal(shown.truncated, false);
+
+    const trace = await callOk(client, "branchmind_show", {
+      workspace,
+      target: plan.item.id,
+      doc_kind: "trace",
+    });
+    assert.deepEqual(
+      trace.entries.map((e) => [e.kind, e.source_event_id]),
+      [["event", plan.event.event_id]],
+    );
   });
 });
 

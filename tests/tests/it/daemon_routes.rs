@@ -35,12 +35,12 @@ async fn status_reports_address_version_pid_database_and_uptime() {
     assert_eq!(s.index_behind, Some(0), "nothing written, nothing to index");
     assert_eq!(
         s.index,
-        [moss_client::daemon::IndexStatus {
-            source: "capsules".into(),
+        ["capsules", "reasoning"].map(|source| moss_client::daemon::IndexStatus {
+            source: source.into(),
             queued: 0,
             applied: 0,
             behind: 0
-        }],
+        }),
         "the index reports each source"
     );
     d.stop().await;

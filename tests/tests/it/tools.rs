@@ -263,7 +263,10 @@ async fn a_connection_narrowed_to_a_toolset_lists_exactly_its_tools() {
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(names, capsule_tools());
-    let instructions = mcp.initialize["instructions"].as_str().unwrap_or_default();
+    let instructions = mcp.initialize["instructions"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(
         instructions.contains("capsule_store"),
         "the capsule family's instructions: {instructions}"
@@ -272,9 +275,28 @@ async fn a_connection_narrowed_to_a_toolset_lists_exactly_its_tools() {
         .call_tool("capsule_store", json!({"capsule_text": capsule_text("t")}))
         .await;
     assert_ne!(r["isError"], true, "{r}");
-    // `all` and a repeated parameter mean the same set.
+    assert!(
+        !instructions.contains("branchmind_") && !instructions.contains("tasks_radar"),
+        "only the served family's instructions: {instructions}"
+    );
+    // `all` serves every family; two names serve both, in registry order.
     let mut all = d.mcp_with_toolsets("all").await;
-    assert_eq!(all.list_tools().await.len(), capsule_tools().len());
+    assert_eq!(
+        all.list_tools().await.len(),
+        moss_daemon::family::tools().count()
+    );
+    let mut two = d.mcp_with_toolsets("tasks,capsule").await;
+    let names: Vec<String> = two
+        .list_tools()
+        .await
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names.len(), 16 + 13);
+    assert_eq!(
+        (names[0].as_str(), names[16].as_str()),
+        ("capsule_store", "tasks_create")
+    );
 }
 
 /// An unknown toolset is refused before any MCP exchange: 400 with the error envelope naming
@@ -309,9 +331,20 @@ async fn an_unknown_toolset_is_a_400_naming_it() {
 #[tokio::test]
 async fn tools_carry_their_family_and_the_config_toolsets_apply() {
     let d = TestDaemon::start().await;
-    for t in rest_tools(&d).await {
-        assert_eq!(t["family"], "capsule", "{t}");
+    let tools = rest_tools(&d).await;
+    assert_eq!(tools.len(), moss_daemon::family::tools().count());
+    for (t, (family, tool)) in tools.iter().zip(moss_daemon::family::tools()) {
+        assert_eq!(
+            (t["name"].as_str(), t["family"].as_str()),
+            (Some(tool.name), Some(family.name)),
+            "{t}"
+        );
     }
+    let families: Vec<&str> = moss_daemon::family::FAMILIES
+        .iter()
+        .map(|f| f.name)
+        .collect();
+    assert_eq!(families, ["capsule", "reasoning", "tasks"]);
     d.stop().await;
     let d = TestDaemon::start_with_config(Some(json!({"toolsets": ["capsule"]}))).await;
     assert_eq!(mcp_names(&d).await, capsule_tools());

@@ -1,0 +1,361 @@
+//! `moss reason …` and `moss tasks …`: the reasoning and tasks families' subcommand groups.
+//!
+//! Each subcommand is one operation, sent as `POST /reasoning/<op>` or `POST /tasks/<op>` with a
+//! JSON request assembled from the command line: `-w WORKSPACE`, then the request's fields as
+//! `key=value` (a string), `key:=json` (a number, boolean, array or object) or `key=@file` (a
+//! file's text; `@-` is stdin), or the whole request with `--json`. The request's field names
+//! are the MCP tool's (`moss tools`, `proto-docs/mcp-tools.json`); the daemon checks them and
+//! names a bad one.
+
+use std::io::Read;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use moss_client::Client;
+use serde_json::{Map, Value};
+
+use crate::output::{Format, print};
+
+/// Arguments every reasoning and tasks subcommand takes.
+#[derive(Debug, Args)]
+pub struct OpArgs {
+    /// Workspace (required by every reasoning and tasks operation).
+    #[arg(short, long, env = "MOSS_WORKSPACE")]
+    workspace: Option<String>,
+    /// The request's fields: key=value (string), key:=json (number, bool, array, object),
+    /// key=@file (a file's text, @- for stdin).
+    #[arg(value_name = "FIELD")]
+    fields: Vec<String>,
+    /// The whole request as a JSON object; FIELDs override its keys.
+    #[arg(long, value_name = "OBJECT")]
+    json: Option<String>,
+}
+
+/// Builds the request object.
+fn request(args: OpArgs) -> anyhow::Result<Value> {
+    let mut obj: Map<String, Value> = match args.json.as_deref() {
+        None => Map::new(),
+        Some(s) => match serde_json::from_str(s).context("--json is not valid JSON")? {
+            Value::Object(m) => m,
+            _ => bail!("--json must be a JSON object, e.g. --json '{{\"limit\": 5}}'"),
+        },
+    };
+    if let Some(ws) = args.workspace {
+        obj.insert("workspace".into(), Value::String(ws));
+    }
+    let mut stdin_used = false;
+    for field in args.fields {
+        let (key, value) = if let Some((k, v)) = field.split_once(":=") {
+            let v: Value = serde_json::from_str(v).with_context(|| {
+                format!("{k}:= takes JSON, got {v:?}; for a string use {k}={v}")
+            })?;
+            (k.to_string(), v)
+        } else if let Some((k, v)) = field.split_once('=') {
+            let v = match v.strip_prefix('@') {
+                Some("-") => {
+                    if stdin_used {
+                        bail!("only one field can read stdin (@-)");
+                    }
+                    stdin_used = true;
+                    let mut s = String::new();
+                    std::io::stdin()
+                        .read_to_string(&mut s)
+                        .context("reading stdin")?;
+                    s
+                }
+                Some(path) => std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {path} for {k}"))?,
+                None => v.to_string(),
+            };
+            (k.to_string(), Value::String(v))
+        } else {
+            bail!("{field:?} is not a field: write key=value, key:=json or key=@file");
+        };
+        if key.is_empty() {
+            bail!("{field:?} has no key before = or :=");
+        }
+        obj.insert(key, value);
+    }
+    if !obj.contains_key("workspace") {
+        bail!("a workspace is required: -w NAME (or MOSS_WORKSPACE, or workspace=NAME)");
+    }
+    Ok(Value::Object(obj))
+}
+
+/// Declares a family's subcommands: variant, doc (with an example), and the route.
+macro_rules! ops {
+    ($(#[$enum_doc:meta])* $enum:ident, $prefix:literal, [$($(#[$doc:meta])* $variant:ident => $op:literal,)*]) => {
+        $(#[$enum_doc])*
+        #[derive(Debug, Subcommand)]
+        pub enum $enum {
+            $($(#[$doc])* #[command(verbatim_doc_comment)] $variant(OpArgs),)*
+        }
+
+        impl $enum {
+            /// The route and the arguments.
+            fn split(self) -> (&'static str, OpArgs) {
+                match self {
+                    $($enum::$variant(a) => (concat!($prefix, $op), a),)*
+                }
+            }
+        }
+    };
+}
+
+ops!(
+    /// The reasoning memory's operations (`branchmind_*`).
+    ReasonCommand, "/reasoning/", [
+    /// Initialize a workspace's reasoning memory (idempotent).
+    ///
+    /// Example:
+    ///   moss reason init -w myproject
+    Init => "init",
+    /// Schema version, checkout, branch count and the newest task event.
+    ///
+    /// Example:
+    ///   moss reason status -w myproject
+    Status => "status",
+    /// Append a note to a target's notes or to branch+doc.
+    ///
+    /// Examples:
+    ///   moss reason notes-commit -w myproject target=TASK-001 content="Chose WAL: readers never block"
+    ///   git log -1 --format=%B | moss reason notes-commit -w myproject content=@- title="Why"
+    NotesCommit => "notes/commit",
+    /// Append an entry of any kind to any branch+doc (source_event_id makes it idempotent).
+    ///
+    /// Example:
+    ///   moss reason commit -w myproject branch=main doc=decisions kind=decision content="Ship v2"
+    Commit => "commit",
+    /// Read a document newest first (the effective view on a derived branch).
+    ///
+    /// Examples:
+    ///   moss reason show -w myproject target=TASK-001 doc_kind=trace limit:=5
+    ///   moss reason show -w myproject branch=what-if cursor:=120
+    Show => "show",
+    /// A branch's entries across all its documents, newest first.
+    ///
+    /// Example:
+    ///   moss reason log -w myproject branch=main kind=decision
+    Log => "log",
+    /// Everything to resume a plan or task: target, reasoning_ref, newest notes and trace.
+    ///
+    /// Example:
+    ///   moss reason export -w myproject target=TASK-001 max_chars:=4000
+    Export => "export",
+    /// Entries in to's view that are not in from's.
+    ///
+    /// Example:
+    ///   moss reason diff -w myproject from=main to=what-if
+    Diff => "diff",
+    /// Copy from's notes that into lacks into into (idempotent).
+    ///
+    /// Example:
+    ///   moss reason merge -w myproject from=what-if into=main dry_run:=true
+    Merge => "merge",
+    /// Create a branch from another (no copy: base_branch + base_seq).
+    ///
+    /// Example:
+    ///   moss reason branch-create -w myproject name=what-if from=main
+    BranchCreate => "branch/create",
+    /// List the branches, newest first.
+    ///
+    /// Example:
+    ///   moss reason branch-list -w myproject
+    BranchList => "branch/list",
+    /// Set the workspace's current branch.
+    ///
+    /// Example:
+    ///   moss reason checkout -w myproject ref=what-if
+    Checkout => "checkout",
+    /// Apply graph operations atomically.
+    ///
+    /// Example:
+    ///   moss reason graph-apply -w myproject branch=main doc=graph \
+    ///     ops:='[{"op":"node_upsert","id":"h1","type":"hypothesis","title":"Cold cache"}]'
+    GraphApply => "graph/apply",
+    /// Query the effective graph (filters: ids, types, status, tags_any, tags_all, text).
+    ///
+    /// Example:
+    ///   moss reason graph-query -w myproject target=TASK-001 types:='["step"]'
+    GraphQuery => "graph/query",
+    /// Check that every edge's endpoints are live nodes.
+    ///
+    /// Example:
+    ///   moss reason graph-validate -w myproject target=TASK-001
+    GraphValidate => "graph/validate",
+    /// Node and edge states of to's graph that differ from from's.
+    ///
+    /// Example:
+    ///   moss reason graph-diff -w myproject from=main to=what-if
+    GraphDiff => "graph/diff",
+    /// 3-way merge of a branch's graph back into its base.
+    ///
+    /// Example:
+    ///   moss reason graph-merge -w myproject from=what-if into=main
+    GraphMerge => "graph/merge",
+    /// List a merge destination's graph conflicts.
+    ///
+    /// Example:
+    ///   moss reason graph-conflicts -w myproject into=main status=open
+    GraphConflicts => "graph/conflicts",
+    /// Show one conflict: base, theirs, ours.
+    ///
+    /// Example:
+    ///   moss reason graph-conflict-show -w myproject conflict_id=CONFLICT-1a2b3c4d5e6f7a8b
+    GraphConflictShow => "graph/conflict/show",
+    /// Resolve a conflict: use_from or use_into.
+    ///
+    /// Example:
+    ///   moss reason graph-conflict-resolve -w myproject conflict_id=CONFLICT-1a2b3c4d5e6f7a8b resolution=use_from
+    GraphConflictResolve => "graph/conflict/resolve",
+    /// The skeleton of a card type.
+    ///
+    /// Example:
+    ///   moss reason think-template -w myproject type=hypothesis
+    ThinkTemplate => "think/template",
+    /// Write a thinking card: a trace entry and a graph node, in one transaction.
+    ///
+    /// Examples:
+    ///   moss reason think-card -w myproject target=TASK-001 \
+    ///     card:='{"id":"h1","type":"hypothesis","title":"The cache is cold"}'
+    ///   printf 'id: q1\ntype: question\ntitle: Why is p99 up?\n' | moss reason think-card -w myproject card=@-
+    ThinkCard => "think/card",
+    /// The newest cards and counts by type.
+    ///
+    /// Example:
+    ///   moss reason think-context -w myproject target=TASK-001 limit_cards:=10
+    ThinkContext => "think/context",
+    /// The one card to write next.
+    ///
+    /// Example:
+    ///   moss reason think-next -w myproject target=TASK-001
+    ThinkNext => "think/next",
+    /// Full-text search over notes, trace and cards.
+    ///
+    /// Example:
+    ///   moss reason search -w myproject query="wal checkpoint"
+    Search => "search",
+]);
+
+ops!(
+    /// Plans and tasks (`tasks_*`).
+    TasksCommand, "/tasks/", [
+    /// Create a plan, or a task under a plan (parent=PLAN-###).
+    ///
+    /// Examples:
+    ///   moss tasks create -w myproject title="Ship v2"
+    ///   moss tasks create -w myproject title="Migrate" parent=PLAN-001 steps:='[{"title":"Write it"}]'
+    Create => "create",
+    /// Add steps, at the top level or under parent=PATH (e.g. s:0).
+    ///
+    /// Example:
+    ///   moss tasks decompose -w myproject task=TASK-001 steps:='[{"title":"Backfill","success_criteria":["no gaps"]}]'
+    Decompose => "decompose",
+    /// Change a step: title, success_criteria, tests, blockers.
+    ///
+    /// Example:
+    ///   moss tasks define -w myproject task=TASK-001 path=s:0 tests:='["cargo test"]'
+    Define => "define",
+    /// Record progress on a step (also a note in the task's notes).
+    ///
+    /// Example:
+    ///   moss tasks note -w myproject task=TASK-001 step_id=STEP-0001 note="passes on CI"
+    Note => "note",
+    /// Confirm a step's checkpoints.
+    ///
+    /// Example:
+    ///   moss tasks verify -w myproject task=TASK-001 path=s:0 checkpoints:='{"criteria":{"confirmed":true},"tests":{"confirmed":true}}'
+    Verify => "verify",
+    /// Close a step (both checkpoints must be confirmed).
+    ///
+    /// Example:
+    ///   moss tasks done -w myproject task=TASK-001 path=s:0
+    Done => "done",
+    /// Change a plan's or task's title, description, contract.
+    ///
+    /// Example:
+    ///   moss tasks edit -w myproject task=PLAN-001 description="Q3 goal" expected_revision:=2
+    Edit => "edit",
+    /// The workspace's plans and tasks, newest first.
+    ///
+    /// Example:
+    ///   moss tasks context -w myproject limit:=20
+    Context => "context",
+    /// Task events after since, oldest first.
+    ///
+    /// Example:
+    ///   moss tasks delta -w myproject since=evt_0000000000000042
+    Delta => "delta",
+    /// The focused plan or task.
+    ///
+    /// Example:
+    ///   moss tasks focus-get -w myproject
+    FocusGet => "focus/get",
+    /// Focus a plan or task.
+    ///
+    /// Example:
+    ///   moss tasks focus-set -w myproject task=TASK-001
+    FocusSet => "focus/set",
+    /// Clear the focus.
+    ///
+    /// Example:
+    ///   moss tasks focus-clear -w myproject
+    FocusClear => "focus/clear",
+    /// One screen: now, why, verify, next, blockers, and the reasoning_ref.
+    ///
+    /// Example:
+    ///   moss tasks radar -w myproject task=TASK-001
+    Radar => "radar",
+]);
+
+async fn send(client: &Client, path: &str, args: OpArgs, format: Format) -> anyhow::Result<()> {
+    let req = request(args)?;
+    let resp: Value = client.post(path, &req).await?;
+    print(&resp, format)
+}
+
+pub async fn run_reason(cmd: ReasonCommand, client: &Client, format: Format) -> anyhow::Result<()> {
+    let (path, args) = cmd.split();
+    send(client, path, args, format).await
+}
+
+pub async fn run_tasks(cmd: TasksCommand, client: &Client, format: Format) -> anyhow::Result<()> {
+    let (path, args) = cmd.split();
+    send(client, path, args, format).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(fields: &[&str], json: Option<&str>) -> OpArgs {
+        OpArgs {
+            workspace: Some("w".into()),
+            fields: fields.iter().map(|s| s.to_string()).collect(),
+            json: json.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn fields_become_a_request() {
+        let r = request(args(
+            &["content=a=b", "limit:=5", "ops:=[1]", "flag:=true"],
+            Some(r#"{"limit": 1, "x": "y"}"#),
+        ))
+        .unwrap();
+        assert_eq!(
+            r,
+            serde_json::json!({"workspace": "w", "content": "a=b", "limit": 5, "ops": [1], "flag": true, "x": "y"})
+        );
+        assert!(request(args(&["nokey"], None)).is_err());
+        assert!(request(args(&["n:=notjson"], None)).is_err());
+        assert!(
+            request(OpArgs {
+                workspace: None,
+                fields: vec![],
+                json: None
+            })
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,341 @@
+//! Output budgets: hard caps on what a read answers.
+//!
+//! Every reasoning and tasks read takes `max_chars`, `max_bytes` and `max_lines` (the config's
+//! `output_max_chars` when it gives no `max_chars`). The serialized answer never exceeds them:
+//! [`fit`] drops the oldest items first (edges before nodes), then cuts the text of the one item
+//! left, and says so with `truncated: true` and a `budget` object. An answer that cannot fit
+//! even with no items is `INVALID_REQUEST` naming the field and the least value that works.
+
+use moss_client::reasoning::Budget;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// The smallest `max_chars` (and `max_bytes`) accepted: room for an answer's frame.
+pub const MIN_MAX_CHARS: i64 = 256;
+/// The largest.
+pub const MAX_MAX_CHARS: i64 = 1_000_000;
+
+/// The caps one read works under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    pub max_chars: i64,
+    pub max_bytes: Option<i64>,
+    pub max_lines: Option<i64>,
+}
+
+impl Caps {
+    /// The caps of a request: its `max_chars` or `default`, its `max_bytes` and `max_lines`.
+    pub fn new(
+        default: usize,
+        max_chars: Option<i64>,
+        max_bytes: Option<i64>,
+        max_lines: Option<i64>,
+    ) -> Result<Caps> {
+        let check = |field: &str, v: i64, min: i64| -> Result<i64> {
+            if !(min..=MAX_MAX_CHARS).contains(&v) {
+                return Err(Error::invalid_field(
+                    field,
+                    format!("{field} must be between {min} and {MAX_MAX_CHARS}, got {v}"),
+                ));
+            }
+            Ok(v)
+        };
+        Ok(Caps {
+            max_chars: match max_chars {
+                Some(v) => check("max_chars", v, MIN_MAX_CHARS)?,
+                None => default as i64,
+            },
+            max_bytes: max_bytes
+                .map(|v| check("max_bytes", v, MIN_MAX_CHARS))
+                .transpose()?,
+            max_lines: max_lines.map(|v| check("max_lines", v, 1)).transpose()?,
+        })
+    }
+}
+
+/// An answer whose items can be dropped to fit a budget.
+pub trait Fit: Serialize + Clone {
+    /// Droppable units, in the order they go last to first: `keep(n)` keeps the first `n`.
+    fn units(&self) -> usize;
+    /// Keeps the first `n` units (the newest), fixing up pagination so the dropped ones come
+    /// on the next page.
+    fn keep(&mut self, n: usize);
+    /// Cuts the text of the first unit by at least `chars` characters; false if it has none.
+    fn cut(&mut self, _chars: usize) -> bool {
+        false
+    }
+    /// Records the budget (and `truncated`).
+    fn set_budget(&mut self, budget: Budget);
+    /// Whether the units are a page a reader continues from: then an answer that cannot hold
+    /// even one unit (cut) is an error naming the budget it needs, not an empty page a reader
+    /// could never get past.
+    fn paged(&self) -> bool {
+        true
+    }
+}
+
+/// What an answer measures.
+#[derive(Debug, Clone, Copy)]
+struct Size {
+    chars: i64,
+    bytes: i64,
+    lines: i64,
+}
+
+fn measure<T: Serialize>(value: &T) -> Size {
+    let s = serde_json::to_string(value).expect("answers serialize");
+    let mut lines = 1;
+    let mut escaped = false;
+    for b in s.bytes() {
+        if escaped {
+            if b == b'n' {
+                lines += 1;
+            }
+            escaped = false;
+        } else if b == b'\\' {
+            escaped = true;
+        }
+    }
+    Size {
+        chars: s.chars().count() as i64,
+        bytes: s.len() as i64,
+        lines,
+    }
+}
+
+impl Caps {
+    fn fits(&self, s: Size) -> bool {
+        s.chars <= self.max_chars
+            && self.max_bytes.is_none_or(|m| s.bytes <= m)
+            && self.max_lines.is_none_or(|m| s.lines <= m)
+    }
+
+    /// The budget object with room for the largest values it can hold.
+    fn placeholder(&self, truncated: bool) -> Budget {
+        Budget {
+            max_chars: self.max_chars,
+            used_chars: self.max_chars,
+            max_bytes: self.max_bytes,
+            used_bytes: self.max_bytes,
+            max_lines: self.max_lines,
+            used_lines: self.max_lines,
+            truncated,
+        }
+    }
+
+    fn budget(&self, s: Size, truncated: bool) -> Budget {
+        Budget {
+            max_chars: self.max_chars,
+            used_chars: s.chars,
+            max_bytes: self.max_bytes,
+            used_bytes: self.max_bytes.map(|_| s.bytes),
+            max_lines: self.max_lines,
+            used_lines: self.max_lines.map(|_| s.lines),
+            truncated,
+        }
+    }
+
+    /// How far over its caps `s` is, in characters (bytes count as characters here).
+    fn excess(&self, s: Size) -> usize {
+        let c = s.chars - self.max_chars;
+        let b = self.max_bytes.map_or(0, |m| s.bytes - m);
+        c.max(b).max(0) as usize
+    }
+}
+
+/// Shrinks `answer` to fit `caps` and records its budget. See the module doc.
+pub fn fit<T: Fit>(mut answer: T, caps: &Caps) -> Result<T> {
+    answer.set_budget(caps.placeholder(false));
+    let size = measure(&answer);
+    if caps.fits(size) {
+        return Ok(settle(answer, caps, size, false));
+    }
+    let trial = |n: usize| {
+        let mut a = answer.clone();
+        a.keep(n);
+        a.set_budget(caps.placeholder(true));
+        let s = measure(&a);
+        (a, s)
+    };
+    // The largest n that fits: binary search, since keeping fewer never grows the answer.
+    let (mut lo, mut hi) = (0usize, answer.units());
+    let (empty, empty_size) = trial(0);
+    if !caps.fits(empty_size) {
+        let field = if empty_size.chars > caps.max_chars {
+            ("max_chars", empty_size.chars)
+        } else if caps.max_bytes.is_some_and(|m| empty_size.bytes > m) {
+            ("max_bytes", empty_size.bytes)
+        } else {
+            ("max_lines", empty_size.lines)
+        };
+        return Err(Error::invalid_field(
+            field.0,
+            format!(
+                "{} is too small for this answer even with no items: it needs at least {}",
+                field.0, field.1
+            ),
+        )
+        .with_details(serde_json::json!({
+            "field": field.0,
+            "needed_chars": empty_size.chars,
+            "needed_bytes": empty_size.bytes,
+        })));
+    }
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if caps.fits(trial(mid).1) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let mut best = if lo == 0 { empty } else { trial(lo).0 };
+    if lo == 0 && answer.units() > 0 {
+        // Not even the newest item fits whole: keep it with its text cut, so a reader paging
+        // with this budget still moves forward.
+        let (mut one, mut size) = trial(1);
+        let mut fitted = false;
+        for _ in 0..8 {
+            if !one.cut(caps.excess(size) + 16) {
+                break;
+            }
+            size = measure(&one);
+            if caps.fits(size) {
+                best = one;
+                fitted = true;
+                break;
+            }
+        }
+        if !fitted && best.paged() {
+            return Err(Error::invalid_field(
+                "max_chars",
+                format!(
+                    "max_chars {} cannot hold even one item of this answer with its text cut; \
+                     it needs at least {} (or max_bytes {})",
+                    caps.max_chars, size.chars, size.bytes
+                ),
+            )
+            .with_details(serde_json::json!({
+                "field": "max_chars",
+                "needed_chars": size.chars,
+                "needed_bytes": size.bytes,
+            })));
+        }
+    }
+    let size = measure(&best);
+    Ok(settle(best, caps, size, true))
+}
+
+/// Records the budget with the answer's exact size: the recorded numbers have at most the
+/// placeholder's digits, so each pass can only shrink the answer, and a few passes settle it.
+fn settle<T: Fit>(mut answer: T, caps: &Caps, mut size: Size, truncated: bool) -> T {
+    for _ in 0..4 {
+        answer.set_budget(caps.budget(size, truncated));
+        let now = measure(&answer);
+        if now.chars == size.chars && now.bytes == size.bytes && now.lines == size.lines {
+            break;
+        }
+        size = now;
+    }
+    answer
+}
+
+/// Cuts `text` to at most `keep` characters on a character boundary, marking the cut.
+pub fn cut_text(text: &mut String, by: usize) -> bool {
+    let n = text.chars().count();
+    if n == 0 {
+        return false;
+    }
+    let keep = n.saturating_sub(by + 1);
+    let at = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
+    text.truncate(at);
+    text.push('…');
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Serialize)]
+    struct Page {
+        items: Vec<String>,
+        truncated: bool,
+        budget: Option<Budget>,
+    }
+
+    impl Fit for Page {
+        fn units(&self) -> usize {
+            self.items.len()
+        }
+        fn keep(&mut self, n: usize) {
+            self.items.truncate(n);
+        }
+        fn cut(&mut self, chars: usize) -> bool {
+            self.items.first_mut().is_some_and(|t| cut_text(t, chars))
+        }
+        fn set_budget(&mut self, budget: Budget) {
+            self.truncated = budget.truncated;
+            self.budget = Some(budget);
+        }
+    }
+
+    fn page(items: &[&str]) -> Page {
+        Page {
+            items: items.iter().map(|s| s.to_string()).collect(),
+            truncated: false,
+            budget: None,
+        }
+    }
+
+    #[test]
+    fn the_cap_is_hard_and_older_items_go_first() {
+        let items: Vec<String> = (0..100)
+            .map(|i| format!("item {i} {}", "x".repeat(i)))
+            .collect();
+        let refs: Vec<&str> = items.iter().map(String::as_str).collect();
+        for max in [256, 300, 1000, 4000, 100_000] {
+            let caps = Caps::new(20_000, Some(max), None, None).unwrap();
+            let out = fit(page(&refs), &caps).unwrap();
+            let len = serde_json::to_string(&out).unwrap().chars().count() as i64;
+            assert!(len <= max, "{len} > {max}");
+            assert_eq!(out.budget.unwrap().used_chars, len);
+            assert_eq!(out.truncated, out.items.len() < 100);
+            assert_eq!(
+                out.items[..],
+                items[..out.items.len()],
+                "newest kept, in order"
+            );
+        }
+    }
+
+    #[test]
+    fn a_single_large_item_is_cut_not_dropped() {
+        let big = "é".repeat(5000);
+        let caps = Caps::new(20_000, Some(400), None, None).unwrap();
+        let out = fit(page(&[&big]), &caps).unwrap();
+        assert_eq!(out.items.len(), 1);
+        assert!(out.items[0].ends_with('…'));
+        assert!(serde_json::to_string(&out).unwrap().chars().count() <= 400);
+        let caps = Caps::new(20_000, None, Some(400), None).unwrap();
+        let out = fit(page(&[&big]), &caps).unwrap();
+        assert!(serde_json::to_string(&out).unwrap().len() <= 400);
+    }
+
+    #[test]
+    fn lines_count_newlines_in_strings() {
+        let caps = Caps::new(20_000, None, None, Some(2)).unwrap();
+        let out = fit(page(&["a\nb", "c\nd", "e\\nf"]), &caps).unwrap();
+        assert_eq!(out.items, vec!["a\nb"]);
+        assert_eq!(out.budget.unwrap().used_lines, Some(2));
+    }
+
+    #[test]
+    fn out_of_range_caps_name_their_field() {
+        let e = Caps::new(20_000, Some(10), None, None).unwrap_err();
+        assert_eq!(e.0.details["field"], "max_chars");
+        let e = Caps::new(20_000, None, None, Some(0)).unwrap_err();
+        assert_eq!(e.0.details["field"], "max_lines");
+    }
+}

@@ -1,0 +1,933 @@
+//! Documents: append-only entries, their views, diffs and merges; branches and checkout.
+
+use moss_client::ErrorCode;
+use moss_client::reasoning::*;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde_json::{Value, json};
+
+use super::refs::{self, ALL, DocAddress, MAIN};
+use super::{Reasoning, cursor, limit, now_ms, object_json, parse_json};
+use crate::budget::{self, Fit, cut_text};
+use crate::error::{Error, Result};
+use crate::store::{WriteCtx, migrations};
+
+/// The columns an [`Entry`] is read from, in [`entry_from_row`]'s order.
+pub const ENTRY_COLUMNS: &str = "seq, ts_ms, branch, doc, kind, title, format, meta_json, \
+    content, source_event_id, event_type, task_id, path, payload_json";
+
+pub fn entry_from_row(r: &Row) -> rusqlite::Result<Entry> {
+    let ts_ms: i64 = r.get(1)?;
+    Ok(Entry {
+        seq: r.get(0)?,
+        ts: ts_ms / 1000,
+        ts_ms,
+        branch: r.get(2)?,
+        doc: r.get(3)?,
+        kind: r.get(4)?,
+        title: r.get(5)?,
+        format: r.get(6)?,
+        meta: parse_json(r.get(7)?),
+        content: r.get(8)?,
+        source_event_id: r.get(9)?,
+        event_type: r.get(10)?,
+        task_id: r.get(11)?,
+        path: r.get(12)?,
+        payload: parse_json(r.get(13)?),
+        content_truncated: false,
+    })
+}
+
+/// An entry to write.
+#[derive(Debug, Default)]
+pub struct NewEntry<'a> {
+    pub branch: &'a str,
+    pub doc: &'a str,
+    pub kind: &'a str,
+    pub title: Option<String>,
+    pub format: Option<String>,
+    pub meta_json: Option<String>,
+    pub content: Option<String>,
+    pub source_event_id: Option<String>,
+    pub event_type: Option<String>,
+    pub task_id: Option<String>,
+    pub path: Option<String>,
+    pub payload_json: Option<String>,
+}
+
+/// Appends an entry; with a `source_event_id` already in `(branch, doc)`, returns that entry
+/// and `false` instead.
+pub fn insert_entry(ctx: &WriteCtx, ws: &str, e: NewEntry) -> Result<(Entry, bool)> {
+    if let Some(id) = &e.source_event_id {
+        let found = ctx
+            .prepare_cached(&format!(
+                "SELECT {ENTRY_COLUMNS} FROM reasoning_entries
+                 WHERE workspace = ?1 AND branch = ?2 AND doc = ?3 AND source_event_id = ?4"
+            ))?
+            .query_row(params![ws, e.branch, e.doc, id], entry_from_row)
+            .optional()?;
+        if let Some(found) = found {
+            return Ok((found, false));
+        }
+    }
+    let seq = ctx.next_seq();
+    let ts_ms = now_ms();
+    ctx.prepare_cached(
+        "INSERT INTO reasoning_entries(seq, workspace, branch, doc, ts_ms, kind, title, format,
+           meta_json, content, source_event_id, event_type, task_id, path, payload_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    )?
+    .execute(params![
+        seq,
+        ws,
+        e.branch,
+        e.doc,
+        ts_ms,
+        e.kind,
+        e.title,
+        e.format,
+        e.meta_json,
+        e.content,
+        e.source_event_id,
+        e.event_type,
+        e.task_id,
+        e.path,
+        e.payload_json
+    ])?;
+    Ok((
+        Entry {
+            seq,
+            ts: ts_ms / 1000,
+            ts_ms,
+            branch: e.branch.to_string(),
+            doc: e.doc.to_string(),
+            kind: e.kind.to_string(),
+            title: e.title,
+            format: e.format,
+            meta: parse_json(e.meta_json),
+            content: e.content,
+            source_event_id: e.source_event_id,
+            event_type: e.event_type,
+            task_id: e.task_id,
+            path: e.path,
+            payload: parse_json(e.payload_json),
+            content_truncated: false,
+        },
+        true,
+    ))
+}
+
+/// One range of a branch's entries: `lo < seq <= hi`.
+#[derive(Debug, Clone)]
+pub struct Range {
+    pub branch: String,
+    pub lo: i64,
+    pub hi: i64,
+}
+
+/// The ranges of a view: every source from the start up to its cutoff.
+pub fn view(sources: &[(String, i64)]) -> Vec<Range> {
+    sources
+        .iter()
+        .map(|(b, c)| Range {
+            branch: b.clone(),
+            lo: 0,
+            hi: *c,
+        })
+        .collect()
+}
+
+/// The ranges of `to`'s view that `from`'s view does not hold.
+pub fn difference(to: &[(String, i64)], from: &[(String, i64)]) -> Vec<Range> {
+    to.iter()
+        .filter_map(|(b, c)| {
+            let lo = from.iter().find(|(fb, _)| fb == b).map_or(0, |(_, fc)| *fc);
+            (lo < *c).then(|| Range {
+                branch: b.clone(),
+                lo,
+                hi: *c,
+            })
+        })
+        .collect()
+}
+
+/// The newest `limit` entries (+1 to tell whether there are more) of these ranges, below
+/// `cursor`, newest first: one indexed range scan per range, merged.
+pub fn read_ranges(
+    conn: &Connection,
+    ws: &str,
+    doc: Option<&str>,
+    kind: Option<&str>,
+    ranges: &[Range],
+    cursor: Option<i64>,
+    limit: i64,
+) -> Result<Vec<Entry>> {
+    let upper = cursor.map_or(ALL, |c| c - 1);
+    let mut out: Vec<Entry> = Vec::new();
+    let sql = match doc {
+        Some(_) => format!(
+            "SELECT {ENTRY_COLUMNS} FROM reasoning_entries
+             WHERE workspace = ?1 AND branch = ?2 AND doc = ?3 AND seq > ?4 AND seq <= ?5
+               AND (?6 IS NULL OR kind = ?6)
+             ORDER BY seq DESC LIMIT ?7"
+        ),
+        None => format!(
+            "SELECT {ENTRY_COLUMNS} FROM reasoning_entries
+             WHERE workspace = ?1 AND branch = ?2 AND ?3 IS NULL AND seq > ?4 AND seq <= ?5
+               AND (?6 IS NULL OR kind = ?6)
+             ORDER BY seq DESC LIMIT ?7"
+        ),
+    };
+    let mut stmt = conn.prepare_cached(&sql)?;
+    for r in ranges {
+        let hi = r.hi.min(upper);
+        if hi <= r.lo {
+            continue;
+        }
+        let rows = stmt.query_map(
+            params![ws, r.branch, doc, r.lo, hi, kind, limit + 1],
+            entry_from_row,
+        )?;
+        for row in rows {
+            out.push(row?);
+        }
+    }
+    out.sort_by_key(|x| std::cmp::Reverse(x.seq));
+    out.truncate(limit as usize + 1);
+    Ok(out)
+}
+
+/// Splits a `limit + 1` read, newest first, into a page and its pagination.
+pub fn page_of<T>(
+    mut items: Vec<T>,
+    cursor: Option<i64>,
+    limit: i64,
+    seq: fn(&T) -> i64,
+) -> (Vec<T>, SeqPagination) {
+    let has_more = items.len() as i64 > limit;
+    items.truncate(limit as usize);
+    let pagination = SeqPagination {
+        cursor,
+        next_cursor: if has_more {
+            items.last().map(seq)
+        } else {
+            None
+        },
+        has_more,
+        limit,
+        count: items.len() as i64,
+    };
+    (items, pagination)
+}
+
+/// Keeps the first `n` of a newest-first page, so the rest come on the next page.
+pub fn keep_page<T>(items: &mut Vec<T>, p: &mut SeqPagination, n: usize, seq: fn(&T) -> i64) {
+    if n < items.len() {
+        items.truncate(n);
+        p.has_more = true;
+        p.count = n as i64;
+        p.next_cursor = items.last().map(seq).or(p.cursor);
+    }
+}
+
+fn cut_entry(e: &mut Entry, chars: usize) -> bool {
+    let done = match e.content.as_mut() {
+        Some(c) if !c.is_empty() => cut_text(c, chars),
+        _ => match e.meta.take() {
+            Some(_) => true,
+            None => e.payload.take().is_some(),
+        },
+    };
+    e.content_truncated |= done;
+    done
+}
+
+macro_rules! entries_fit {
+    ($ty:ty) => {
+        impl Fit for $ty {
+            fn units(&self) -> usize {
+                self.entries.len()
+            }
+            fn keep(&mut self, n: usize) {
+                keep_page(&mut self.entries, &mut self.pagination, n, |e| e.seq);
+            }
+            fn cut(&mut self, chars: usize) -> bool {
+                self.entries
+                    .first_mut()
+                    .is_some_and(|e| cut_entry(e, chars))
+            }
+            fn set_budget(&mut self, budget: Budget) {
+                self.truncated = budget.truncated;
+                self.budget = budget;
+            }
+        }
+    };
+}
+entries_fit!(ShowResponse);
+entries_fit!(LogResponse);
+entries_fit!(DiffResponse);
+
+impl Fit for ReasoningExport {
+    fn units(&self) -> usize {
+        self.notes.entries.len() + self.trace.entries.len()
+    }
+    /// Keeps the `n` newest entries of notes and trace together.
+    fn keep(&mut self, n: usize) {
+        let mut seqs: Vec<i64> = self
+            .notes
+            .entries
+            .iter()
+            .chain(&self.trace.entries)
+            .map(|e| e.seq)
+            .collect();
+        seqs.sort_unstable_by(|a, b| b.cmp(a));
+        let floor = if n == 0 {
+            i64::MAX
+        } else {
+            seqs.get(n - 1).copied().unwrap_or(i64::MIN)
+        };
+        for slice in [&mut self.notes, &mut self.trace] {
+            let keep = slice.entries.iter().take_while(|e| e.seq >= floor).count();
+            keep_page(&mut slice.entries, &mut slice.pagination, keep, |e| e.seq);
+        }
+    }
+    fn cut(&mut self, chars: usize) -> bool {
+        let notes = self.notes.entries.first().map_or(0, |e| e.seq);
+        let trace = self.trace.entries.first().map_or(0, |e| e.seq);
+        let slice = if notes >= trace {
+            &mut self.notes
+        } else {
+            &mut self.trace
+        };
+        slice
+            .entries
+            .first_mut()
+            .is_some_and(|e| cut_entry(e, chars))
+    }
+    fn set_budget(&mut self, budget: Budget) {
+        self.truncated = budget.truncated;
+        self.budget = budget;
+    }
+}
+
+impl Fit for BranchListResponse {
+    fn units(&self) -> usize {
+        self.branches.len()
+    }
+    fn keep(&mut self, n: usize) {
+        if n < self.branches.len() {
+            self.branches.truncate(n);
+            self.pagination.has_more = true;
+            self.pagination.count = n as i64;
+            // Branches page by creation sequence, which the list does not show; the last
+            // kept one's is recorded when the page is read (see branch_list).
+        }
+    }
+    fn set_budget(&mut self, budget: Budget) {
+        self.truncated = budget.truncated;
+        self.budget = budget;
+    }
+}
+
+/// A budget to fill in: [`budget::fit`] replaces it.
+pub(crate) fn blank_budget() -> Budget {
+    Budget {
+        max_chars: 0,
+        used_chars: 0,
+        max_bytes: None,
+        used_bytes: None,
+        max_lines: None,
+        used_lines: None,
+        truncated: false,
+    }
+}
+
+/// Checks a commit's content.
+fn content(value: &str) -> Result<String> {
+    if value.trim().is_empty() {
+        return Err(Error::invalid_field("content", "content must not be empty"));
+    }
+    crate::bounds::check_len("content", value, super::MAX_CONTENT_CHARS)?;
+    Ok(value.to_string())
+}
+
+/// An entry kind: 1-32 lowercase letters, digits, `_` or `-`.
+fn kind(value: &str) -> Result<String> {
+    let v = value.trim();
+    if v.is_empty()
+        || v.len() > 32
+        || !v
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+    {
+        return Err(Error::invalid_field(
+            "kind",
+            format!("kind must be 1-32 lowercase letters, digits, `_` or `-`, got {value:?}"),
+        ));
+    }
+    if v == "event" {
+        return Err(Error::invalid_field(
+            "kind",
+            "kind \"event\" is reserved for task events, which tasks_* calls write",
+        ));
+    }
+    Ok(v.to_string())
+}
+
+impl Reasoning {
+    /// `branchmind_init`.
+    pub async fn init(&self, req: InitRequest) -> Result<InitResponse> {
+        let ws = refs::workspace(&req.workspace)?;
+        let storage_dir = self.storage_dir.clone();
+        self.store
+            .writer
+            .run(move |ctx| {
+                ctx.prepare_cached(
+                    "INSERT OR IGNORE INTO reasoning_checkout(workspace, branch) VALUES (?1, ?2)",
+                )?
+                .execute(params![ws, MAIN])?;
+                Ok(InitResponse {
+                    checkout: refs::checkout(ctx, &ws)?,
+                    workspace: ws,
+                    storage_dir,
+                    schema_version: migrations::MIGRATIONS.len() as i64,
+                })
+            })
+            .await
+    }
+
+    /// `branchmind_status`.
+    pub async fn status(&self, req: ReasoningStatusRequest) -> Result<ReasoningStatus> {
+        let ws = refs::workspace(&req.workspace)?;
+        self.store
+            .readers
+            .run(move |conn| {
+                let branches: i64 = conn.query_row(
+                    "SELECT count(*) FROM reasoning_branches WHERE workspace = ?1 AND name != 'main'",
+                    [&ws],
+                    |r| r.get(0),
+                )?;
+                let last_event: Option<(i64, i64)> = conn
+                    .query_row(
+                        "SELECT seq, ts_ms FROM task_events WHERE workspace = ?1 ORDER BY seq DESC LIMIT 1",
+                        [&ws],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()?;
+                let last_seq: Option<i64> = conn.query_row(
+                    "SELECT max(s) FROM (
+                       SELECT max(seq) AS s FROM reasoning_entries WHERE workspace = ?1
+                       UNION ALL SELECT max(seq) FROM graph_nodes WHERE workspace = ?1
+                       UNION ALL SELECT max(seq) FROM graph_edges WHERE workspace = ?1)",
+                    [&ws],
+                    |r| r.get(0),
+                )?;
+                Ok(ReasoningStatus {
+                    checkout: refs::checkout(conn, &ws)?,
+                    workspace: ws,
+                    schema_version: migrations::MIGRATIONS.len() as i64,
+                    branches: branches + 1,
+                    last_event_id: last_event.map(|(s, _)| crate::tasks::event_id(s)),
+                    last_event_ts: last_event.map(|(_, t)| t / 1000),
+                    last_seq,
+                })
+            })
+            .await
+    }
+
+    /// `branchmind_notes_commit`.
+    pub async fn notes_commit(&self, req: NotesCommitRequest) -> Result<CommitResponse> {
+        self.commit(CommitRequest {
+            workspace: req.workspace,
+            target: req.target,
+            branch: req.branch,
+            doc: req.doc,
+            kind: "note".into(),
+            content: req.content,
+            title: req.title,
+            format: req.format,
+            meta: req.meta,
+            source_event_id: None,
+        })
+        .await
+    }
+
+    /// `branchmind_commit`.
+    pub async fn commit(&self, req: CommitRequest) -> Result<CommitResponse> {
+        let ws = refs::workspace(&req.workspace)?;
+        let kind = kind(&req.kind)?;
+        let content = content(&req.content)?;
+        let title = crate::bounds::title(req.title.as_deref())?;
+        let format = crate::bounds::handle("format", req.format.as_deref())?;
+        let meta_json = object_json("meta", req.meta.as_ref())?;
+        let source_event_id =
+            crate::bounds::handle("source_event_id", req.source_event_id.as_deref())?;
+        if req.target.is_none() && req.branch.is_some() && req.doc.is_none() && req.kind != "note" {
+            return Err(Error::invalid_field(
+                "doc",
+                "doc is required with branch (or give target)",
+            ));
+        }
+        self.store
+            .writer
+            .run(move |ctx| {
+                let at = refs::address(
+                    ctx,
+                    &ws,
+                    req.target.as_deref(),
+                    req.branch.as_deref(),
+                    req.doc.as_deref(),
+                    |r| &r.notes_doc,
+                    "notes",
+                )?;
+                refs::existing_branch(ctx, &ws, "branch", &at.branch)?;
+                let (entry, inserted) = insert_entry(
+                    ctx,
+                    &ws,
+                    NewEntry {
+                        branch: &at.branch,
+                        doc: &at.doc,
+                        kind: &kind,
+                        title,
+                        format,
+                        meta_json,
+                        content: Some(content),
+                        source_event_id,
+                        ..NewEntry::default()
+                    },
+                )?;
+                Ok(CommitResponse { entry, inserted })
+            })
+            .await
+    }
+
+    /// `branchmind_show`.
+    pub async fn show(&self, req: ShowRequest) -> Result<ShowResponse> {
+        let ws = refs::workspace(&req.workspace)?;
+        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
+        let limit = limit("limit", req.limit, 20, 200)?;
+        let cursor = cursor(req.cursor)?;
+        let pick: fn(&ReasoningRef) -> &str = match req.doc_kind.as_deref() {
+            None | Some("notes") => |r| &r.notes_doc,
+            Some("trace") => |r| &r.trace_doc,
+            Some("graph") => |r| &r.graph_doc,
+            Some(other) => {
+                return Err(Error::invalid_field(
+                    "doc_kind",
+                    format!("doc_kind must be \"notes\" or \"trace\", got {other:?}"),
+                ));
+            }
+        };
+        let resp = self
+            .store
+            .readers
+            .run(move |conn| {
+                let at = refs::address(
+                    conn,
+                    &ws,
+                    req.target.as_deref(),
+                    req.branch.as_deref(),
+                    req.doc.as_deref(),
+                    pick,
+                    "notes",
+                )?;
+                let sources = refs::sources(conn, &ws, "branch", &at.branch)?;
+                let rows = read_ranges(
+                    conn,
+                    &ws,
+                    Some(&at.doc),
+                    None,
+                    &view(&sources),
+                    cursor,
+                    limit,
+                )?;
+                let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
+                Ok(ShowResponse {
+                    branch: at.branch,
+                    doc: at.doc,
+                    entries,
+                    pagination,
+                    truncated: false,
+                    budget: blank_budget(),
+                })
+            })
+            .await?;
+        budget::fit(resp, &caps)
+    }
+
+    /// `branchmind_log`: a branch's entries across its documents (its view), newest first.
+    pub async fn log(&self, req: LogRequest) -> Result<LogResponse> {
+        let ws = refs::workspace(&req.workspace)?;
+        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
+        let limit = limit("limit", req.limit, 20, 200)?;
+        let cursor = cursor(req.cursor)?;
+        let kind_filter = req.kind.clone();
+        let resp = self
+            .store
+            .readers
+            .run(move |conn| {
+                let at = refs::address(
+                    conn,
+                    &ws,
+                    req.target.as_deref(),
+                    req.branch.as_deref(),
+                    None,
+                    |r| &r.notes_doc,
+                    "notes",
+                )?;
+                let sources = refs::sources(conn, &ws, "branch", &at.branch)?;
+                let rows = read_ranges(
+                    conn,
+                    &ws,
+                    None,
+                    kind_filter.as_deref(),
+                    &view(&sources),
+                    cursor,
+                    limit,
+                )?;
+                let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
+                Ok(LogResponse {
+                    branch: at.branch,
+                    entries,
+                    pagination,
+                    truncated: false,
+                    budget: blank_budget(),
+                })
+            })
+            .await?;
+        budget::fit(resp, &caps)
+    }
+
+    /// `branchmind_export`.
+    pub async fn export(&self, req: ReasoningExportRequest) -> Result<ReasoningExport> {
+        let ws = refs::workspace(&req.workspace)?;
+        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
+        let notes_limit = limit("notes_limit", req.notes_limit, 20, 200)?;
+        let trace_limit = limit("trace_limit", req.trace_limit, 20, 200)?;
+        let resp = self
+            .store
+            .readers
+            .run(move |conn| {
+                let r = refs::resolve_target(conn, &ws, &req.target)?;
+                let (_, id) = refs::target_id("target", &req.target)?;
+                let target = crate::tasks::load_item(conn, &ws, &id)?
+                    .map(|item| serde_json::to_value(item).expect("items serialize"))
+                    .unwrap_or(Value::Null);
+                let sources = refs::sources(conn, &ws, "target", &r.branch)?;
+                let ranges = view(&sources);
+                let slice = |doc: &str, lim: i64| -> Result<DocSlice> {
+                    let rows = read_ranges(conn, &ws, Some(doc), None, &ranges, None, lim)?;
+                    let (entries, pagination) = page_of(rows, None, lim, |e| e.seq);
+                    Ok(DocSlice {
+                        doc: doc.to_string(),
+                        entries,
+                        pagination,
+                    })
+                };
+                Ok(ReasoningExport {
+                    target,
+                    notes: slice(&r.notes_doc, notes_limit)?,
+                    trace: slice(&r.trace_doc, trace_limit)?,
+                    reasoning_ref: r,
+                    truncated: false,
+                    budget: blank_budget(),
+                })
+            })
+            .await?;
+        budget::fit(resp, &caps)
+    }
+
+    /// `branchmind_diff`.
+    pub async fn diff(&self, req: DiffRequest) -> Result<DiffResponse> {
+        let ws = refs::workspace(&req.workspace)?;
+        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
+        let limit = limit("limit", req.limit, 20, 200)?;
+        let cursor = cursor(req.cursor)?;
+        let from = refs::name("from", &req.from)?;
+        let to = refs::name("to", &req.to)?;
+        let doc = refs::name("doc", req.doc.as_deref().unwrap_or("notes"))?;
+        let resp = self
+            .store
+            .readers
+            .run(move |conn| {
+                let from_sources = refs::sources(conn, &ws, "from", &from)?;
+                let to_sources = refs::sources(conn, &ws, "to", &to)?;
+                let ranges = difference(&to_sources, &from_sources);
+                let rows = read_ranges(conn, &ws, Some(&doc), None, &ranges, cursor, limit)?;
+                let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
+                Ok(DiffResponse {
+                    from,
+                    to,
+                    doc,
+                    entries,
+                    pagination,
+                    truncated: false,
+                    budget: blank_budget(),
+                })
+            })
+            .await?;
+        budget::fit(resp, &caps)
+    }
+
+    /// `branchmind_merge`: copies the notes of `from`'s view that `into`'s view lacks, each
+    /// once (`source_event_id = merge:<branch>:<seq>`).
+    pub async fn merge(&self, req: MergeRequest) -> Result<MergeResponse> {
+        let ws = refs::workspace(&req.workspace)?;
+        let limit = limit("limit", req.limit, 200, 1000)?;
+        let cursor = cursor(req.cursor)?;
+        let from = refs::name("from", &req.from)?;
+        let into = refs::name("into", &req.into)?;
+        if from == into {
+            return Err(Error::invalid_field(
+                "into",
+                "from and into are the same branch",
+            ));
+        }
+        let doc = refs::name("doc", req.doc.as_deref().unwrap_or("notes"))?;
+        let dry_run = req.dry_run.unwrap_or(false);
+        self.store
+            .writer
+            .run(move |ctx| {
+                let from_sources = refs::sources(ctx, &ws, "from", &from)?;
+                let into_sources = refs::sources(ctx, &ws, "into", &into)?;
+                let ranges = difference(&from_sources, &into_sources);
+                let rows = read_ranges(ctx, &ws, Some(&doc), Some("note"), &ranges, cursor, limit)?;
+                let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
+                let (mut merged, mut skipped) = (0, 0);
+                for e in entries.into_iter().rev() {
+                    let key = format!("merge:{}:{}", e.branch, e.seq);
+                    let exists: Option<i64> = ctx
+                        .prepare_cached(
+                            "SELECT 1 FROM reasoning_entries WHERE workspace = ?1 AND branch = ?2
+                               AND doc = ?3 AND source_event_id = ?4",
+                        )?
+                        .query_row(params![ws, into, doc, key], |r| r.get(0))
+                        .optional()?;
+                    if exists.is_some() {
+                        skipped += 1;
+                        continue;
+                    }
+                    merged += 1;
+                    if !dry_run {
+                        insert_entry(
+                            ctx,
+                            &ws,
+                            NewEntry {
+                                branch: &into,
+                                doc: &doc,
+                                kind: "note",
+                                title: e.title,
+                                format: e.format,
+                                meta_json: e.meta.map(|m| m.to_string()),
+                                content: e.content,
+                                source_event_id: Some(key),
+                                ..NewEntry::default()
+                            },
+                        )?;
+                    }
+                }
+                Ok(MergeResponse {
+                    from,
+                    into,
+                    doc,
+                    merged,
+                    skipped,
+                    dry_run,
+                    pagination,
+                })
+            })
+            .await
+    }
+
+    /// `branchmind_branch_create`.
+    pub async fn branch_create(&self, req: BranchCreateRequest) -> Result<BranchCreateResponse> {
+        let ws = refs::workspace(&req.workspace)?;
+        let name = refs::name("name", &req.name)?;
+        if name.chars().any(char::is_whitespace) {
+            return Err(Error::invalid_field(
+                "name",
+                "a branch name has no whitespace",
+            ));
+        }
+        if refs::target_id("name", name.split_once('/').map_or("", |(_, t)| t)).is_ok()
+            && (name.starts_with("task/") || name.starts_with("plan/"))
+        {
+            return Err(Error::invalid_field(
+                "name",
+                format!(
+                    "{name:?} is a plan's or task's canonical branch; tasks_create makes those"
+                ),
+            ));
+        }
+        let from = req
+            .from
+            .as_deref()
+            .map(|f| refs::name("from", f))
+            .transpose()?;
+        self.store
+            .writer
+            .run(move |ctx| {
+                let from = match from {
+                    Some(f) => f,
+                    None => refs::checkout(ctx, &ws)?,
+                };
+                refs::sources(ctx, &ws, "from", &from)?;
+                if refs::branch(ctx, &ws, &name)?.is_some() {
+                    return Err(Error::new(
+                        ErrorCode::Conflict,
+                        format!("branch {name:?} already exists in workspace {ws:?}"),
+                    )
+                    .with_details(json!({ "field": "name", "branch": name })));
+                }
+                let seq = ctx.next_seq();
+                let ts_ms = now_ms();
+                ctx.prepare_cached(
+                    "INSERT INTO reasoning_branches(workspace, name, base_branch, base_seq,
+                       created_seq, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                )?
+                .execute(params![ws, name, from, seq, ts_ms])?;
+                Ok(BranchCreateResponse {
+                    workspace: ws,
+                    branch: BranchInfo {
+                        name,
+                        base_branch: Some(from),
+                        base_seq: Some(seq),
+                        created_at_ms: Some(ts_ms),
+                        current: false,
+                    },
+                })
+            })
+            .await
+    }
+
+    /// `branchmind_branch_list`: newest first, `main` last.
+    pub async fn branch_list(&self, req: BranchListRequest) -> Result<BranchListResponse> {
+        let ws = refs::workspace(&req.workspace)?;
+        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
+        let limit = limit("limit", req.limit, 50, 200)?;
+        let cursor = cursor(req.cursor)?;
+        let (mut resp, seqs) = self
+            .store
+            .readers
+            .run(move |conn| {
+                let current = refs::checkout(conn, &ws)?;
+                let mut stmt = conn.prepare_cached(
+                    "SELECT name, base_branch, base_seq, created_at_ms, created_seq
+                     FROM reasoning_branches WHERE workspace = ?1 AND created_seq < ?2
+                     ORDER BY created_seq DESC LIMIT ?3",
+                )?;
+                let mut branches = Vec::new();
+                let mut seqs = Vec::new();
+                for row in stmt.query_map(params![ws, cursor.unwrap_or(ALL), limit + 1], |r| {
+                    Ok((
+                        BranchInfo {
+                            name: r.get(0)?,
+                            base_branch: r.get(1)?,
+                            base_seq: r.get(2)?,
+                            created_at_ms: r.get(3)?,
+                            current: false,
+                        },
+                        r.get::<_, i64>(4)?,
+                    ))
+                })? {
+                    let (b, s) = row?;
+                    branches.push(b);
+                    seqs.push(s);
+                }
+                let has_more = branches.len() as i64 > limit;
+                branches.truncate(limit as usize);
+                seqs.truncate(limit as usize);
+                if !has_more && !branches.iter().any(|b| b.name == MAIN) {
+                    branches.push(refs::branch(conn, &ws, MAIN)?.expect("main always exists"));
+                    seqs.push(0);
+                }
+                for b in &mut branches {
+                    b.current = b.name == current;
+                }
+                let count = branches.len() as i64;
+                Ok((
+                    BranchListResponse {
+                        workspace: ws,
+                        branches,
+                        pagination: SeqPagination {
+                            cursor,
+                            next_cursor: if has_more { seqs.last().copied() } else { None },
+                            has_more,
+                            limit,
+                            count,
+                        },
+                        truncated: false,
+                        budget: blank_budget(),
+                    },
+                    seqs,
+                ))
+            })
+            .await?;
+        let full = resp.branches.len();
+        resp = budget::fit(resp, &caps)?;
+        if resp.branches.len() < full {
+            resp.pagination.next_cursor = resp
+                .branches
+                .len()
+                .checked_sub(1)
+                .map(|i| seqs[i])
+                .or(cursor);
+        }
+        Ok(resp)
+    }
+
+    /// `branchmind_checkout`.
+    pub async fn checkout(&self, req: CheckoutRequest) -> Result<CheckoutResponse> {
+        let ws = refs::workspace(&req.workspace)?;
+        let target = refs::name("ref", &req.reference)?;
+        self.store
+            .writer
+            .run(move |ctx| {
+                refs::existing_branch(ctx, &ws, "ref", &target)?;
+                let previous: Option<String> = ctx
+                    .prepare_cached("SELECT branch FROM reasoning_checkout WHERE workspace = ?1")?
+                    .query_row([&ws], |r| r.get(0))
+                    .optional()?;
+                ctx.prepare_cached(
+                    "INSERT INTO reasoning_checkout(workspace, branch) VALUES (?1, ?2)
+                     ON CONFLICT(workspace) DO UPDATE SET branch = excluded.branch",
+                )?
+                .execute(params![ws, target])?;
+                Ok(CheckoutResponse {
+                    workspace: ws,
+                    previous: Some(previous.unwrap_or_else(|| MAIN.into())),
+                    current: target,
+                })
+            })
+            .await
+    }
+
+    /// Resolves a graph or card address on a read connection.
+    pub(crate) fn graph_address(
+        conn: &Connection,
+        ws: &str,
+        target: Option<&str>,
+        branch: Option<&str>,
+        doc: Option<&str>,
+    ) -> Result<(DocAddress, Vec<(String, i64)>)> {
+        let at = refs::address(conn, ws, target, branch, doc, |r| &r.graph_doc, "graph")?;
+        let sources = refs::sources(conn, ws, "branch", &at.branch)?;
+        Ok((at, sources))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_difference_is_the_part_of_each_source_past_the_other_view() {
+        let base = vec![("main".to_string(), ALL)];
+        let derived = vec![("b".to_string(), ALL), ("main".to_string(), 10)];
+        let d = difference(&base, &derived);
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].branch.as_str(), d[0].lo, d[0].hi), ("main", 10, ALL));
+        let d = difference(&derived, &base);
+        assert_eq!(d.len(), 1, "main up to 10 is in both");
+        assert_eq!((d[0].branch.as_str(), d[0].lo), ("b", 0));
+    }
+}
