@@ -36,6 +36,13 @@ pub struct BenchArgs {
     /// Corpus size for --search.
     #[arg(long, default_value_t = 100_000, requires = "search")]
     capsules: u64,
+    /// Measure the associative memory instead: memory_store against capsule_store, and recall
+    /// over a corpus of --memories memories.
+    #[arg(long, conflicts_with_all = ["search", "reasoning"])]
+    memory: bool,
+    /// Corpus size for --memory.
+    #[arg(long, default_value_t = 100_000, requires = "memory")]
+    memories: u64,
     /// Measure the reasoning and tasks families instead: notes_commit against capsule_store,
     /// show on a derived branch of a large base, graph_query, graph_merge, tasks_radar.
     #[arg(long, conflicts_with = "search")]
@@ -147,7 +154,7 @@ pub fn capsule_of_size(size: usize, seed: u64) -> String {
 }
 
 /// Small, fast, good enough to spread fetches over the stored names.
-pub struct XorShift(u64);
+pub struct XorShift(pub u64);
 
 impl XorShift {
     pub fn next(&mut self) -> u64 {
@@ -242,6 +249,17 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
         })
         .await?;
     let duration = Duration::from_secs_f64(args.duration);
+    if args.memory {
+        return crate::bench_memory::run(
+            client,
+            args.clients,
+            duration,
+            args.size,
+            args.memories,
+            args.json,
+        )
+        .await;
+    }
     if args.reasoning {
         return crate::bench_reasoning::run(
             client,
@@ -401,7 +419,10 @@ fn print_table(r: &Report) {
 /// The indexer mostly rests while stores keep arriving, so after a store phase that saturated
 /// the daemon it has most of the phase's writes still to index (about as long again as the
 /// phase, at most, on the 2-core development machine): the bound grows with the phase.
-async fn index_catch_up(client: &Client, phase: Duration) -> anyhow::Result<Option<f64>> {
+pub(crate) async fn index_catch_up(
+    client: &Client,
+    phase: Duration,
+) -> anyhow::Result<Option<f64>> {
     let bound = Duration::from_secs(300) + phase * 3;
     let start = Instant::now();
     loop {

@@ -6,7 +6,8 @@
 //!   with its `run`, and one variant of `Command`.
 //! - `output`: JSON (default), or each response type's own table (`Render`); errors as
 //!   `[CODE] message`.
-//! - `ops`: the reasoning and tasks groups (`moss reason …`, `moss tasks …`), one subcommand per
+//! - `ops`: the reasoning, tasks and memory groups (`moss reason …`, `moss tasks …`, `moss mem …`),
+//!   one subcommand per
 //!   operation, the request assembled from `key=value` fields.
 //! - `bench`: the load generator behind `moss bench`.
 //! - `connect`: address and token resolution; `autostart`: starting the daemon on demand.
@@ -15,6 +16,7 @@
 
 mod autostart;
 mod bench;
+mod bench_memory;
 mod bench_reasoning;
 mod bench_search;
 mod bridge;
@@ -78,6 +80,7 @@ enum Command {
     ///   moss bench --clients 8 --duration 2 --size 512 --json
     ///   moss bench --search --capsules 100000 --clients 4 --duration 10
     ///   moss bench --reasoning --clients 32 --duration 10
+    ///   moss bench --memory --memories 100000 --clients 32 --duration 10
     #[command(verbatim_doc_comment)]
     Bench(bench::BenchArgs),
     /// The reasoning memory: notes and trace, branches, the graph, think cards.
@@ -104,6 +107,17 @@ enum Command {
     ///   moss tasks radar -w myproject task=TASK-001
     #[command(verbatim_doc_comment, subcommand)]
     Tasks(ops::TasksCommand),
+    /// The associative memory: knowledge attached to contexts, recalled by one ranked query.
+    ///
+    /// Every subcommand takes the tool's fields as key=value (string), key:=json (number,
+    /// boolean, array, object) or key=@file (@- for stdin); -w WORKSPACE (default "default").
+    ///
+    /// Examples:
+    ///   moss mem store content="User prefers tabs" context=formatting slot=preferences
+    ///   moss mem recall query="about auth.py"
+    ///   moss mem recall slot=preferences
+    #[command(verbatim_doc_comment, subcommand)]
+    Mem(ops::MemCommand),
     /// Start, stop, restart the daemon, or show its status.
     ///
     /// Examples:
@@ -169,6 +183,10 @@ fn main() -> ExitCode {
             Command::Tasks(cmd) => {
                 let client = autostart::ensure_running(&addr).await?;
                 ops::run_tasks(cmd, &client, cli.format).await
+            }
+            Command::Mem(cmd) => {
+                let client = autostart::ensure_running(&addr).await?;
+                ops::run_mem(cmd, &client, cli.format).await
             }
             Command::Bench(args) => {
                 let client = autostart::ensure_running(&addr).await?;

@@ -1,4 +1,5 @@
-//! `moss reason …` and `moss tasks …`: the reasoning and tasks families' subcommand groups.
+//! `moss reason …`, `moss tasks …` and `moss mem …`: the reasoning, tasks and memory families'
+//! subcommand groups.
 //!
 //! Each subcommand is one operation, sent as `POST /reasoning/<op>` or `POST /tasks/<op>` with a
 //! JSON request assembled from the command line: `-w WORKSPACE`, then the request's fields as
@@ -19,7 +20,7 @@ use crate::output::{Format, print};
 /// Arguments every reasoning and tasks subcommand takes.
 #[derive(Debug, Args)]
 pub struct OpArgs {
-    /// Workspace (required by every reasoning and tasks operation).
+    /// Workspace (required by reasoning and tasks operations; memories default to "default").
     #[arg(short, long, env = "MOSS_WORKSPACE")]
     workspace: Option<String>,
     /// The request's fields: key=value (string), key:=json (number, bool, array, object),
@@ -32,7 +33,7 @@ pub struct OpArgs {
 }
 
 /// Builds the request object.
-fn request(args: OpArgs) -> anyhow::Result<Value> {
+fn request(args: OpArgs, require_workspace: bool) -> anyhow::Result<Value> {
     let mut obj: Map<String, Value> = match args.json.as_deref() {
         None => Map::new(),
         Some(s) => match serde_json::from_str(s).context("--json is not valid JSON")? {
@@ -76,7 +77,7 @@ fn request(args: OpArgs) -> anyhow::Result<Value> {
         }
         obj.insert(key, value);
     }
-    if !obj.contains_key("workspace") {
+    if require_workspace && !obj.contains_key("workspace") {
         bail!("a workspace is required: -w NAME (or MOSS_WORKSPACE, or workspace=NAME)");
     }
     Ok(Value::Object(obj))
@@ -308,13 +309,62 @@ ops!(
     Radar => "radar",
 ]);
 
+ops!(
+    /// The associative memory (`memory_*`).
+    MemCommand, "/memories", [
+    /// Store a piece of knowledge (the same content, contexts and slot again updates it).
+    ///
+    /// Examples:
+    ///   moss mem store -w myproject content="User prefers tabs" context=formatting slot=preferences
+    ///   moss mem store -w myproject content="Last edit broke tests" context:='["auth.py","tests/"]' weight:=0.8
+    Store => "",
+    /// Recall memories by query, slot or context, best first.
+    ///
+    /// Examples:
+    ///   moss mem recall -w myproject query="about auth.py"
+    ///   moss mem recall -w myproject slot=preferences explain:=true
+    Recall => "/recall",
+    /// Remove memories by id(s), query, slot or context (dry_run:=true to look first).
+    ///
+    /// Examples:
+    ///   moss mem forget -w myproject id=01J9Z8…
+    ///   moss mem forget -w myproject slot=scratch dry_run:=true
+    Forget => "/forget",
+    /// Render a template from slots, recalls and variables.
+    ///
+    /// Example:
+    ///   moss mem render -w myproject template:='["<system>\n",{"slot":"system"},"</system>\n",{"recall":"about auth.py"}]'
+    Render => "/render",
+    /// The Lua sources (home and project) and how their last run went.
+    ///
+    /// Example:
+    ///   moss mem sources root="$PWD"
+    Sources => "/sources",
+    /// Run the Lua sources again (all, or name=git.lua).
+    ///
+    /// Example:
+    ///   moss mem sources-run root="$PWD" name=git.lua
+    SourcesRun => "/sources/run",
+    /// Send an event to the sources' handlers.
+    ///
+    /// Example:
+    ///   moss mem event event=file_opened data:='{"file":"src/auth.py"}' session=editor-1 root="$PWD"
+    Event => "/events",
+]);
+
 async fn send(client: &Client, path: &str, args: OpArgs, format: Format) -> anyhow::Result<()> {
-    let req = request(args)?;
+    // Memories default to the workspace "default"; reasoning and tasks need one named.
+    let req = request(args, !path.starts_with("/memories"))?;
     let resp: Value = client.post(path, &req).await?;
     print(&resp, format)
 }
 
 pub async fn run_reason(cmd: ReasonCommand, client: &Client, format: Format) -> anyhow::Result<()> {
+    let (path, args) = cmd.split();
+    send(client, path, args, format).await
+}
+
+pub async fn run_mem(cmd: MemCommand, client: &Client, format: Format) -> anyhow::Result<()> {
     let (path, args) = cmd.split();
     send(client, path, args, format).await
 }
@@ -338,24 +388,29 @@ mod tests {
 
     #[test]
     fn fields_become_a_request() {
-        let r = request(args(
-            &["content=a=b", "limit:=5", "ops:=[1]", "flag:=true"],
-            Some(r#"{"limit": 1, "x": "y"}"#),
-        ))
+        let r = request(
+            args(
+                &["content=a=b", "limit:=5", "ops:=[1]", "flag:=true"],
+                Some(r#"{"limit": 1, "x": "y"}"#),
+            ),
+            true,
+        )
         .unwrap();
         assert_eq!(
             r,
             serde_json::json!({"workspace": "w", "content": "a=b", "limit": 5, "ops": [1], "flag": true, "x": "y"})
         );
-        assert!(request(args(&["nokey"], None)).is_err());
-        assert!(request(args(&["n:=notjson"], None)).is_err());
+        assert!(request(args(&["nokey"], None), true).is_err());
+        assert!(request(args(&["n:=notjson"], None), true).is_err());
+        let none = || OpArgs {
+            workspace: None,
+            fields: vec![],
+            json: None,
+        };
+        assert!(request(none(), true).is_err());
         assert!(
-            request(OpArgs {
-                workspace: None,
-                fields: vec![],
-                json: None
-            })
-            .is_err()
+            request(none(), false).is_ok(),
+            "memories default to the default workspace"
         );
     }
 }

@@ -1,8 +1,8 @@
 //! Moss wire types and client.
 //!
 //! - [`error`]: the error codes, their HTTP statuses, and the `{"error":{...}}` envelope.
-//! - [`capsule`], [`reasoning`], [`tasks`]: requests and responses of the `capsule_*`,
-//!   `branchmind_*` and `tasks_*` operations (one module per family).
+//! - [`capsule`], [`reasoning`], [`tasks`], [`memory`]: requests and responses of the
+//!   `capsule_*`, `branchmind_*`, `tasks_*` and `memory_*` operations (one module per family).
 //! - [`daemon`]: the daemon's own routes: health, status, shutdown, the tool list, progress.
 //! - `client` (feature `http`, on by default): a typed async client over the REST routes, with a
 //!   handle per family (`client.capsules()`).
@@ -13,6 +13,7 @@
 pub mod capsule;
 pub mod daemon;
 pub mod error;
+pub mod memory;
 pub mod reasoning;
 pub mod tasks;
 

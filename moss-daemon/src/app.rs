@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::api::DaemonInfo;
+use crate::associative::Memories;
 use crate::capsule::Capsules;
 use crate::config::Config;
 use crate::family::Toolsets;
@@ -23,6 +24,8 @@ pub struct App {
     pub reasoning: Reasoning,
     /// Plans and tasks.
     pub tasks: Tasks,
+    /// The associative memory.
+    pub memories: Memories,
     pub config: Arc<Config>,
     /// The families `/mcp` serves (the config's `toolsets`); a connection may narrow them.
     pub toolsets: Toolsets,

@@ -58,6 +58,8 @@ pub struct Config {
     pub max_import_bytes: u64,
     /// Files that were read, in merge order.
     pub sources: Vec<PathBuf>,
+    /// The associative memory's settings (the `memory` object).
+    pub memory: MemoryConfig,
     /// Things worth telling the user at start (unknown keys, unknown tool names).
     pub warnings: Vec<String>,
 }
@@ -86,9 +88,55 @@ impl Default for Config {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_import_bytes: DEFAULT_MAX_IMPORT_BYTES,
             sources: Vec::new(),
+            memory: MemoryConfig::default(),
             warnings: Vec::new(),
         }
     }
+}
+
+/// The associative memory's settings: the config's `memory` object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryConfig {
+    /// Longest memory content, in characters.
+    pub max_content_chars: usize,
+    /// Recall's recency half-life, in days.
+    pub recency_half_life_days: f64,
+    /// How long a session's non-persistent memories outlive its last call, in seconds.
+    pub session_ttl_seconds: u64,
+    /// A Lua source's memory cap, in MiB.
+    pub lua_memory_mb: usize,
+    /// A Lua source's time limit per run and per event handler call, in milliseconds.
+    pub lua_time_ms: u64,
+    /// The template `memory_render` uses by the name `default`.
+    pub template: Option<Vec<moss_client::memory::TemplatePart>>,
+    /// Named templates.
+    pub templates: std::collections::BTreeMap<String, Vec<moss_client::memory::TemplatePart>>,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig {
+            max_content_chars: 8_000,
+            recency_half_life_days: 7.0,
+            session_ttl_seconds: 86_400,
+            lua_memory_mb: 64,
+            lua_time_ms: 2_000,
+            template: None,
+            templates: Default::default(),
+        }
+    }
+}
+
+/// The `memory` object as written.
+#[derive(Debug, Default, Deserialize)]
+struct MemoryFileConfig {
+    max_content_chars: Option<usize>,
+    recency_half_life_days: Option<f64>,
+    session_ttl_seconds: Option<u64>,
+    lua_memory_mb: Option<usize>,
+    lua_time_ms: Option<u64>,
+    template: Option<Vec<moss_client::memory::TemplatePart>>,
+    templates: Option<std::collections::BTreeMap<String, Vec<moss_client::memory::TemplatePart>>>,
 }
 
 /// One config file as written, every key optional.
@@ -107,6 +155,7 @@ struct FileConfig {
     auth: Option<Auth>,
     max_body_bytes: Option<usize>,
     max_import_bytes: Option<u64>,
+    memory: Option<MemoryFileConfig>,
 }
 
 const KNOWN_KEYS: &[&str] = &[
@@ -123,6 +172,7 @@ const KNOWN_KEYS: &[&str] = &[
     "auth",
     "max_body_bytes",
     "max_import_bytes",
+    "memory",
 ];
 
 /// Why the configuration could not be loaded.
@@ -160,6 +210,33 @@ impl Config {
     }
 
     fn apply(&mut self, f: FileConfig) {
+        if let Some(m) = f.memory {
+            let d = &mut self.memory;
+            if let Some(v) = m.max_content_chars.filter(|v| *v > 0) {
+                d.max_content_chars = v.min(1_000_000);
+            }
+            if let Some(v) = m
+                .recency_half_life_days
+                .filter(|v| *v > 0.0 && v.is_finite())
+            {
+                d.recency_half_life_days = v;
+            }
+            if let Some(v) = m.session_ttl_seconds.filter(|v| *v > 0) {
+                d.session_ttl_seconds = v;
+            }
+            if let Some(v) = m.lua_memory_mb.filter(|v| *v > 0) {
+                d.lua_memory_mb = v.min(4096);
+            }
+            if let Some(v) = m.lua_time_ms.filter(|v| *v > 0) {
+                d.lua_time_ms = v.min(600_000);
+            }
+            if m.template.is_some() {
+                d.template = m.template;
+            }
+            if let Some(t) = m.templates {
+                d.templates = t;
+            }
+        }
         if let Some(v) = f.capsule_max_chars.filter(|v| *v > 0) {
             self.capsule_max_chars = v;
         }
@@ -320,6 +397,19 @@ fn merge(into: &mut FileConfig, over: FileConfig) {
     scalar(&mut into.db_max_idle_conns, over.db_max_idle_conns);
     scalar(&mut into.max_body_bytes, over.max_body_bytes);
     scalar(&mut into.max_import_bytes, over.max_import_bytes);
+    // `memory`: each field of the nearer file wins.
+    if let Some(o) = over.memory {
+        let m = into.memory.get_or_insert_with(MemoryFileConfig::default);
+        m.max_content_chars = o.max_content_chars.or(m.max_content_chars);
+        m.recency_half_life_days = o.recency_half_life_days.or(m.recency_half_life_days);
+        m.session_ttl_seconds = o.session_ttl_seconds.or(m.session_ttl_seconds);
+        m.lua_memory_mb = o.lua_memory_mb.or(m.lua_memory_mb);
+        m.lua_time_ms = o.lua_time_ms.or(m.lua_time_ms);
+        m.template = o.template.or(m.template.take());
+        if let Some(t) = o.templates {
+            m.templates.get_or_insert_with(Default::default).extend(t);
+        }
+    }
     if over.durability.is_some() {
         into.durability = over.durability;
     }

@@ -1,6 +1,6 @@
 //! Families: the unit of registration.
 //!
-//! A memory's operations form a family (`capsule`, `reasoning`, `tasks`, and later `memory`).
+//! A memory's operations form a family (`capsule`, `reasoning`, `tasks`, `memory`).
 //! Each family registers itself once, as one [`Family`] value in its own module: its MCP tools
 //! (name, description, input schema, handler) and its REST router. [`FAMILIES`] lists them, and
 //! everything that lists tools derives from it: `tools/list`, `tools/call` dispatch, `GET /tools`
@@ -63,6 +63,7 @@ pub const FAMILIES: &[&Family] = &[
     &crate::capsule::family::CAPSULE,
     &crate::reasoning::family::REASONING,
     &crate::tasks::family::TASKS,
+    &crate::associative::family::MEMORY,
 ];
 
 /// The family named `name`.

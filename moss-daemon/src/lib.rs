@@ -5,7 +5,8 @@
 //! - [`store`]: SQLite: migrations, the writer thread with group commit, the read pool.
 //! - [`family`]: the registry of families (a memory's MCP tools and REST routes, registered
 //!   once); [`app`]: the state handlers reach, one handle per memory.
-//! - [`capsule`], [`reasoning`], [`tasks`]: each memory's operations, and its family;
+//! - [`capsule`], [`reasoning`], [`tasks`], [`associative`] (family `memory`): each memory's
+//!   operations, and its family;
 //!   [`budget`]: the hard output caps of reasoning and tasks reads.
 //! - What every memory shares, so that none writes it again: [`names`] (workspace and name
 //!   normalization), [`bounds`] (length bounds of text fields), [`tags`] (cleaning, storing
@@ -19,6 +20,7 @@
 
 pub mod api;
 pub mod app;
+pub mod associative;
 pub mod bounds;
 pub mod budget;
 pub mod cancel;

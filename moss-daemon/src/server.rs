@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 
 use crate::api::{self, DaemonInfo};
 use crate::app::{App, AppState};
+use crate::associative::Memories;
 use crate::capsule::Capsules;
 use crate::config::{Auth, Config};
 use crate::guard::{self, Guard};
@@ -143,6 +144,23 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         .with_context(|| format!("cannot listen on {}", opts.addr))?;
     let addr = listener.local_addr()?;
     let shutdown = Shutdown::new();
+    let memories = Memories::new(store.clone(), config.clone(), opts.home.dir.clone());
+    // No session survives a restart.
+    memories
+        .drop_sessions()
+        .await
+        .map_err(|e| anyhow::anyhow!("dropping the last run's memory sessions: {e}"))?;
+    memories.spawn_sweeper(shutdown.token());
+    // The home's sources run at start, for the default workspace, off the start's path.
+    {
+        let memories = memories.clone();
+        tokio::spawn(async move {
+            let req = moss_client::memory::MemorySourcesRunRequest::default();
+            if let Err(e) = memories.sources_run(req).await {
+                tracing::warn!("running the memory sources at start: {e}");
+            }
+        });
+    }
     let state = AppState(Arc::new(App {
         store: store.clone(),
         capsules: Capsules::new(store.clone(), config.clone(), &opts.home),
@@ -152,6 +170,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
             opts.home.dir.display().to_string(),
         ),
         tasks: Tasks::new(store.clone(), config.clone()),
+        memories,
         toolsets: config.toolsets.clone(),
         config: config.clone(),
         progress: ProgressRegistry::default(),
@@ -234,7 +253,8 @@ pub fn app(
 ) -> Router {
     let mcp = Router::new()
         .route_service("/mcp", crate::mcp::service(state.clone(), shutdown))
-        .layer(axum::middleware::from_fn(
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
             crate::mcp::session_end_no_content,
         ))
         .layer(axum::middleware::from_fn_with_state(

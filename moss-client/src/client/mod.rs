@@ -1,8 +1,9 @@
 //! Typed async client for the daemon's REST routes: [`Client`] holds the connection and the
 //! daemon's own routes; each memory's operations sit on its own handle ([`Client::capsules`],
-//! [`Client::reasoning`], [`Client::tasks`]).
+//! [`Client::reasoning`], [`Client::tasks`], [`Client::memories`]).
 
 mod capsules;
+mod memories;
 mod reasoning;
 mod tasks;
 
@@ -18,6 +19,7 @@ use crate::daemon::{
 use crate::error::{ErrorBody, ErrorCode, ErrorEnvelope};
 
 pub use capsules::Capsules;
+pub use memories::Memories;
 pub use reasoning::Reasoning;
 pub use tasks::Tasks;
 
@@ -190,6 +192,11 @@ impl Client {
     /// The reasoning memory's operations (`branchmind_*`).
     pub fn reasoning(&self) -> Reasoning<'_> {
         Reasoning { client: self }
+    }
+
+    /// The associative memory's operations (`memory_*`).
+    pub fn memories(&self) -> Memories<'_> {
+        Memories { client: self }
     }
 
     /// The plans and tasks operations (`tasks_*`).

@@ -7,6 +7,7 @@
 pub mod capsules;
 pub mod daemon;
 pub mod json;
+pub mod memories;
 pub mod openapi;
 pub mod progress;
 pub mod reasoning;

@@ -91,6 +91,10 @@ impl ServerHandler for MossMcp {
     ) -> std::result::Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
+        let args = match family::tool(&name) {
+            Some((f, _)) => with_session(f.name, args, &context),
+            None => args,
+        };
         let outcome = match callable(&self.state, &self.toolsets(&context), &name) {
             Err(e) => Err(e),
             Ok(tool) => {
@@ -279,16 +283,53 @@ fn result_of(value: Value, is_error: bool) -> CallToolResult {
 /// Answers a session's end (`DELETE /mcp`) with 204 No Content instead of rmcp's 202
 /// Accepted: the session is closed by then, and the official Python SDK warns "Session
 /// termination failed: 202" on every disconnect otherwise (it expects 200 or 204).
+///
+/// A session's end also ends its memory session: its non-persistent memories go.
 pub async fn session_end_no_content(
+    axum::extract::State(state): axum::extract::State<AppState>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     let delete = req.method() == axum::http::Method::DELETE;
+    let session = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(memory_session);
     let mut resp = next.run(req).await;
-    if delete && resp.status() == axum::http::StatusCode::ACCEPTED {
-        *resp.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    if delete && resp.status().is_success() {
+        if let Some(s) = session {
+            let memories = state.memories.clone();
+            tokio::spawn(async move { memories.end_session(&s).await });
+        }
+        if resp.status() == axum::http::StatusCode::ACCEPTED {
+            *resp.status_mut() = axum::http::StatusCode::NO_CONTENT;
+        }
     }
     resp
+}
+
+/// The memory session of an MCP session.
+pub fn memory_session(mcp_session_id: &str) -> String {
+    format!("mcp:{mcp_session_id}")
+}
+
+/// The memory family's calls on a connection belong to its session unless they name one.
+fn with_session(family: &str, mut args: Value, context: &RequestContext<RoleServer>) -> Value {
+    if family != "memory" {
+        return args;
+    }
+    let id = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok());
+    if let (Some(id), Value::Object(map)) = (id, &mut args)
+        && !map.contains_key("session")
+    {
+        map.insert("session".into(), Value::String(memory_session(id)));
+    }
+    args
 }
 
 /// The `/mcp` service. Host/Origin/auth are checked by the guard in front of it, so rmcp's own

@@ -123,8 +123,18 @@ pub static REASONING: Source = Source {
     tokenizer: "unicode61 remove_diacritics 2",
 };
 
+/// Memories: content, contexts and slot.
+pub static MEMORIES: Source = Source {
+    name: "memories",
+    table: "memories",
+    queue: "memories_fts_queue",
+    columns: &["content", "contexts_text", "slot"],
+    fts: "memories_fts",
+    tokenizer: "unicode61 remove_diacritics 2",
+};
+
 /// Every source the indexer serves, in the order of its rounds.
-pub static SOURCES: &[&Source] = &[&CAPSULES, &REASONING];
+pub static SOURCES: &[&Source] = &[&CAPSULES, &REASONING, &MEMORIES];
 
 /// The index file next to the database.
 pub fn index_path(db: &Path) -> PathBuf {

@@ -272,6 +272,57 @@ pub const MIGRATIONS: &[&str] = &[
       task      TEXT NOT NULL
     ) WITHOUT ROWID;
     "#,
+    // 5: the associative memory. `rid` is the full-text index's document id; `identity` hashes
+    // content, contexts and slot (16 bytes of SHA-256), so storing the same knowledge again
+    // updates it. Contexts are
+    // also rows of `memory_contexts`, normalized, for exact, basename and parent lookups.
+    // `session` is '' for persistent memories.
+    r#"
+    CREATE TABLE memories (
+      rid           INTEGER PRIMARY KEY,
+      id            TEXT NOT NULL UNIQUE,
+      workspace     TEXT NOT NULL,
+      session       TEXT NOT NULL DEFAULT '',
+      identity      BLOB NOT NULL,
+      content       TEXT NOT NULL,
+      contexts_json TEXT NOT NULL,
+      contexts_text TEXT NOT NULL,
+      context_count INTEGER NOT NULL,
+      slot          TEXT,
+      weight        REAL NOT NULL,
+      tags_json     TEXT,
+      metadata_json TEXT,
+      source        TEXT,
+      seq           INTEGER NOT NULL,
+      created_at    INTEGER NOT NULL,
+      updated_at    INTEGER NOT NULL,
+      recalled_at   INTEGER
+    );
+    CREATE UNIQUE INDEX memories_identity ON memories(workspace, session, identity);
+    CREATE INDEX memories_slot ON memories(workspace, slot, weight);
+    CREATE INDEX memories_source ON memories(workspace, source) WHERE source IS NOT NULL;
+    CREATE INDEX memories_session ON memories(session) WHERE session != '';
+
+    CREATE TABLE memory_contexts (
+      workspace TEXT NOT NULL,
+      context   TEXT NOT NULL,
+      rid       INTEGER NOT NULL,
+      basename  TEXT NOT NULL,
+      PRIMARY KEY (workspace, context, rid)
+    ) WITHOUT ROWID;
+    CREATE INDEX memory_contexts_basename ON memory_contexts(workspace, basename);
+
+    CREATE TABLE memories_fts_queue (seq INTEGER PRIMARY KEY, doc INTEGER NOT NULL);
+    CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+      INSERT INTO memories_fts_queue(doc) VALUES (new.rid);
+    END;
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+      INSERT INTO memories_fts_queue(doc) VALUES (old.rid);
+    END;
+    CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, contexts_text, slot ON memories BEGIN
+      INSERT INTO memories_fts_queue(doc) VALUES (new.rid);
+    END;
+    "#,
 ];
 
 /// Brings the database up to the latest schema. Refuses a database newer than this build.

@@ -502,20 +502,18 @@ mod tests {
     async fn index_lag_reports_each_source() {
         let (store, threads, _dir) = open(Durability::Normal);
         let lag = store.index_lag();
+        let expected: Vec<IndexLag> = fts::SOURCES
+            .iter()
+            .map(|s| IndexLag {
+                source: s.name,
+                queued: 0,
+                applied: 0,
+            })
+            .collect();
+        assert_eq!(lag, expected);
         assert_eq!(
-            lag,
-            [
-                IndexLag {
-                    source: "capsules",
-                    queued: 0,
-                    applied: 0
-                },
-                IndexLag {
-                    source: "reasoning",
-                    queued: 0,
-                    applied: 0
-                }
-            ]
+            lag.iter().map(|l| l.source).collect::<Vec<_>>(),
+            ["capsules", "reasoning", "memories"]
         );
         assert_eq!(lag[0].behind(), 0);
         insert_capsule(&store, "a").await;

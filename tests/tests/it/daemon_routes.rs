@@ -35,7 +35,7 @@ async fn status_reports_address_version_pid_database_and_uptime() {
     assert_eq!(s.index_behind, Some(0), "nothing written, nothing to index");
     assert_eq!(
         s.index,
-        ["capsules", "reasoning"].map(|source| moss_client::daemon::IndexStatus {
+        ["capsules", "reasoning", "memories"].map(|source| moss_client::daemon::IndexStatus {
             source: source.into(),
             queued: 0,
             applied: 0,

@@ -1,0 +1,444 @@
+//! Associative memory wire types: the requests and responses of the `memory_*` operations.
+//!
+//! A memory is a piece of knowledge attached to contexts (a file path, a directory, a topic, a
+//! task id), with a weight, an optional slot (free-form, queryable), tags and metadata. Recall
+//! ranks by relevance to the query, then weight, recency and specificity; there is no ordering
+//! option.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::reasoning::Budget;
+
+#[cfg(feature = "schema")]
+use schemars::JsonSchema;
+
+/// One context or several.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(untagged)]
+pub enum Contexts {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Contexts {
+    /// The contexts as a list.
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            Contexts::One(s) => vec![s.clone()],
+            Contexts::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// A stored memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct Memory {
+    pub id: String,
+    pub workspace: String,
+    pub content: String,
+    pub contexts: Vec<String>,
+    pub weight: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<String>,
+    pub persist: bool,
+    /// The session a non-persistent memory belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+    /// The Lua source that wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Unix seconds.
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// When recall last returned it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recalled_at: Option<i64>,
+}
+
+/// `memory_store`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MemoryStoreRequest {
+    /// The knowledge, e.g. "User prefers tabs" (at most the config's `memory_max_chars`).
+    pub content: String,
+    /// What it relates to: a file path, a directory, a topic, a task id; one or a list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<Contexts>,
+    /// Importance, above 0 and at most 100 (default 1.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+    /// Free-form, queryable placement hint, e.g. "preferences", "system".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<String>,
+    /// false: the memory belongs to `session` and is gone when it ends (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persist: Option<bool>,
+    /// The session of a non-persistent memory (an MCP connection uses its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Workspace (default "default"); "global" holds user-wide knowledge every recall sees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Tags.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    /// A JSON object kept with the memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+}
+
+/// A stored memory as `memory_store` answers it: everything but the content the caller sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct MemoryHandle {
+    pub id: String,
+    pub workspace: String,
+    /// Characters of the stored content.
+    pub content_chars: i64,
+    pub contexts: Vec<String>,
+    pub weight: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<String>,
+    pub persist: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<&Memory> for MemoryHandle {
+    fn from(m: &Memory) -> MemoryHandle {
+        MemoryHandle {
+            id: m.id.clone(),
+            workspace: m.workspace.clone(),
+            content_chars: m.content.chars().count() as i64,
+            contexts: m.contexts.clone(),
+            weight: m.weight,
+            slot: m.slot.clone(),
+            persist: m.persist,
+            session: m.session.clone(),
+            tags: m.tags.clone(),
+            source: m.source.clone(),
+            created_at: m.created_at,
+            updated_at: m.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct MemoryStoreResponse {
+    pub memory: MemoryHandle,
+    /// false when the same content with the same contexts and slot was already stored: it was
+    /// updated instead.
+    pub created: bool,
+    /// What an update changed (`weight`, `tags`, `metadata`).
+    #[serde(default)]
+    pub updated: Vec<String>,
+}
+
+/// `memory_recall`: at least one of `query`, `slot`, `context`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MemoryRecallRequest {
+    /// Free text, e.g. "about auth.py": matched against content, contexts and slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// Only memories of this slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<String>,
+    /// Only memories attached to this context (or, less specifically, to a parent directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// Workspace (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Include the "global" workspace (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_global: Option<bool>,
+    /// 1-100 (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// Drop results scoring below this (0-10, default 0.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_score: Option<f64>,
+    /// Return each score's components.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<bool>,
+    /// The caller's session, whose non-persistent memories it also sees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<i64>,
+    /// Hard cap on the answer's UTF-8 bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<i64>,
+    /// Cap on the lines of text in the answer's strings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lines: Option<i64>,
+}
+
+/// The components of a score: `score = relevance × weight × recency × specificity`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct ScoreParts {
+    /// 1 − (1 − context) × (1 − text).
+    pub relevance: f64,
+    /// How the best context matched: `exact`, `basename`, `parent`, `slot` or `none`.
+    pub context_match: String,
+    /// The context part of relevance: the match's score over √(the query's words).
+    pub context: f64,
+    /// The text part: query terms found × the BM25 rank relative to the best match.
+    pub text: f64,
+    /// 0.5 + w / (w + 1).
+    pub weight: f64,
+    /// 0.85 + 0.15 × 0.5^(age / half-life), age from the later of stored and last recalled.
+    pub recency: f64,
+    /// By match kind, divided by 1 + 0.15 × (contexts − 1).
+    pub specificity: f64,
+    pub score: f64,
+}
+
+/// A recalled memory with its score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct Recalled {
+    #[serde(flatten)]
+    pub memory: Memory,
+    pub score: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<ScoreParts>,
+    /// Set when an output budget cut this memory's content to fit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub content_truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct MemoryRecallResponse {
+    /// Best first.
+    pub items: Vec<Recalled>,
+    /// Why nothing (or less than asked) came back, when that needs saying.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Candidates that matched before the `min_score` cut and the limit.
+    pub matched: i64,
+    pub truncated: bool,
+    pub budget: Budget,
+}
+
+/// `memory_forget`: by id(s), or by query, slot or context (bounded).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MemoryForgetRequest {
+    /// One memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Several memories (at most 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids: Option<Vec<String>>,
+    /// Memories recall finds for this query with a high score (relevance ≥ 0.8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// Memories of this slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<String>,
+    /// Memories attached to exactly this context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// Workspace (default "default"); never reaches into "global" unless named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Report what would be removed; remove nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+    /// Needed to remove more than 10 memories by query, slot or context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<bool>,
+    /// The caller's session (for its non-persistent memories).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+/// A removed memory, as `memory_forget` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct Forgotten {
+    pub id: String,
+    pub content: String,
+    pub contexts: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct MemoryForgetResponse {
+    /// Exactly what was removed (or, with `dry_run`, would be).
+    pub removed: Vec<Forgotten>,
+    pub count: i64,
+    pub dry_run: bool,
+}
+
+/// One part of a template: a literal string, or a slot, a recall or a variable to fill in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(untagged)]
+pub enum TemplatePart {
+    Text(String),
+    Slot { slot: String },
+    Recall { recall: String },
+    Var { var: String },
+}
+
+/// A template: its parts, or the name of one in the config's `memory.templates` (`default` is
+/// `memory.template`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(untagged)]
+pub enum Template {
+    Parts(Vec<TemplatePart>),
+    Named(String),
+}
+
+/// `memory_render`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MemoryRenderRequest {
+    /// Parts (strings, {"slot": …}, {"recall": …}, {"var": …}) or a configured template's name.
+    pub template: Template,
+    /// Workspace (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Values of the {"var": …} parts (strings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vars: Option<std::collections::BTreeMap<String, String>>,
+    /// The caller's session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Hard cap on the rendered text's characters (default: the config's `output_max_chars`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct MemoryRenderResponse {
+    pub text: String,
+    /// Parts that rendered nothing, and why.
+    pub warnings: Vec<String>,
+    pub truncated: bool,
+    pub chars: i64,
+}
+
+/// `memory_sources`: the Lua sources a workspace (and project root) runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MemorySourcesRequest {
+    /// Workspace (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// The project's root directory (absolute): adds its `.moss/sources/` and the builtin
+    /// sources. The CLI passes its working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+}
+
+/// `memory_sources_run`: runs the sources again (all, or the one named).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MemorySourcesRunRequest {
+    /// Workspace (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// The project's root directory (absolute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// Only this source, e.g. "git.lua".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// A Lua source and how its last run went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct SourceStatus {
+    /// The file name, e.g. "git.lua"; the memories it stores carry it as `source`.
+    pub name: String,
+    /// Where it is read from (`builtin:` for the shipped ones).
+    pub path: String,
+    pub workspace: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// `ok`, `error` or `never` (not run yet).
+    pub status: String,
+    /// Unix seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<i64>,
+    /// Memories its last run stored.
+    pub items: i64,
+    /// The events it handles (`moss.on`).
+    pub handlers: Vec<String>,
+    /// The last error, with file and line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct MemorySourcesResponse {
+    pub sources: Vec<SourceStatus>,
+}
+
+/// `memory_event`: runs the handlers sources registered for `event` with `moss.on`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MemoryEventRequest {
+    /// The event's name, e.g. "file_opened".
+    pub event: String,
+    /// What the handlers receive, e.g. {"file": "src/auth.py"}.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// The session memories the handlers store without `persist` belong to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Workspace (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// The project's root directory (absolute), whose sources' handlers run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct MemoryEventResponse {
+    pub event: String,
+    /// Handlers that ran.
+    pub handled: i64,
+    /// Memories they stored.
+    pub stored: i64,
+    /// Handlers that failed, with file and line.
+    pub errors: Vec<String>,
+}

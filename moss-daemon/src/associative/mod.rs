@@ -1,0 +1,829 @@
+//! The associative memory (family `memory`): knowledge attached to contexts, recalled by one
+//! ranked query.
+//!
+//! - [`rank`]: query parsing, candidate matching (full-text and contexts) and the score.
+//! - [`render`]: templates assembled from slots, recalls and variables.
+//!
+//! A memory belongs to a workspace (`global` is seen by every recall unless the caller opts out)
+//! and, when `persist` is false, to a session: only that session recalls it, and it is removed
+//! when the session ends or the daemon restarts. Storing the same content with the same
+//! contexts and slot again updates the memory instead of adding a second one.
+//!
+//! [`Memories`] holds one method per operation; [`family`] registers the tools and routes.
+
+pub mod family;
+pub mod lua;
+pub mod rank;
+pub mod render;
+pub mod sources;
+
+use std::sync::Arc;
+
+use moss_client::memory::*;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::budget::{self, Caps, Fit, cut_text};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::reasoning::{object_json, parse_json};
+use crate::store::fts::MEMORIES;
+use crate::store::{Store, WriteCtx, now};
+use crate::{names, tags};
+
+/// The workspace every recall also reads.
+pub const GLOBAL: &str = "global";
+/// Most contexts on one memory, and the longest.
+pub const MAX_CONTEXTS: usize = 20;
+pub const MAX_CONTEXT_CHARS: usize = 500;
+/// Largest weight.
+pub const MAX_WEIGHT: f64 = 100.0;
+/// Most memories a forget by query, slot or context removes without `confirm: true`.
+pub const FORGET_UNCONFIRMED_MAX: usize = 10;
+/// Longest a recall waits for the indexer before answering from the index as it is.
+const INDEX_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// Most memories one forget removes.
+pub const FORGET_MAX: usize = 1000;
+
+/// The memory operations over one store.
+#[derive(Debug, Clone)]
+pub struct Memories {
+    store: Store,
+    config: Arc<Config>,
+    /// When each live session was last used; an idle one ends after `memory.session_ttl_seconds`.
+    sessions: Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
+    /// `$MOSS_HOME`, whose `sources/` holds the sources of every workspace.
+    home: std::path::PathBuf,
+    /// The Lua sources' statuses and live handlers.
+    sources: Arc<std::sync::Mutex<sources::SourcesState>>,
+}
+
+/// A context as compared: trimmed, `./` and trailing `/` dropped, `\` as `/`, lowercase.
+pub fn norm_context(raw: &str) -> String {
+    let mut s = raw.trim().replace('\\', "/");
+    while let Some(rest) = s.strip_prefix("./") {
+        s = rest.to_string();
+    }
+    while s.contains("//") {
+        s = s.replace("//", "/");
+    }
+    let s = s.trim_end_matches('/');
+    s.to_lowercase()
+}
+
+/// The last path component of a normalized context.
+pub fn basename(ctx: &str) -> &str {
+    ctx.rsplit('/').next().unwrap_or(ctx)
+}
+
+/// The columns a [`Memory`] is read from, in [`memory_from_row`]'s order.
+pub const MEMORY_COLUMNS: &str = "m.id, m.workspace, m.content, m.contexts_json, m.weight, m.slot, \
+    m.session, m.tags_json, m.metadata_json, m.source, m.created_at, m.updated_at, m.recalled_at";
+
+pub fn memory_from_row(r: &Row) -> rusqlite::Result<Memory> {
+    memory_from_row_at(r, 0)
+}
+
+/// A memory to write, checked.
+#[derive(Debug, Clone)]
+pub struct NewMemory {
+    pub workspace: String,
+    pub session: String,
+    pub content: String,
+    /// As given (trimmed), and normalized.
+    pub contexts: Vec<String>,
+    pub norm_contexts: Vec<String>,
+    pub slot: Option<String>,
+    pub weight: f64,
+    pub tags: Option<Vec<String>>,
+    pub metadata_json: Option<String>,
+    pub source: Option<String>,
+}
+
+impl NewMemory {
+    /// The identity an upsert matches: content, contexts (as a set) and slot; the first 16
+    /// bytes of their SHA-256.
+    fn identity(&self) -> Vec<u8> {
+        let mut ctx = self.norm_contexts.clone();
+        ctx.sort();
+        let mut h = Sha256::new();
+        h.update(self.content.trim().as_bytes());
+        h.update([0]);
+        for c in &ctx {
+            h.update(c.as_bytes());
+            h.update([0]);
+        }
+        h.update([1]);
+        h.update(self.slot.as_deref().unwrap_or("").as_bytes());
+        h.finalize()[..16].to_vec()
+    }
+}
+
+/// The workspace of a memory request (`default` when absent), normalized.
+pub fn workspace(value: Option<&str>) -> Result<String> {
+    Ok(names::workspace(value)?.norm)
+}
+
+/// A slot: trimmed, 1-100 characters.
+pub fn slot(value: Option<&str>) -> Result<Option<String>> {
+    crate::bounds::optional_text("slot", value, 100)
+}
+
+/// A session id: trimmed, 1-200 characters.
+pub fn session(value: Option<&str>) -> Result<Option<String>> {
+    crate::bounds::handle("session", value)
+}
+
+/// Checks a store request (or what a Lua source stores).
+pub fn check(
+    req: &MemoryStoreRequest,
+    max_chars: usize,
+    source: Option<String>,
+) -> Result<NewMemory> {
+    let content = req.content.trim();
+    if content.is_empty() {
+        return Err(Error::invalid_field("content", "content must not be empty"));
+    }
+    crate::bounds::check_len("content", content, max_chars)?;
+    let raw = req
+        .context
+        .as_ref()
+        .map(Contexts::to_vec)
+        .unwrap_or_default();
+    if raw.len() > MAX_CONTEXTS {
+        return Err(Error::invalid_field(
+            "context",
+            format!(
+                "context has {} entries; at most {MAX_CONTEXTS} are allowed",
+                raw.len()
+            ),
+        ));
+    }
+    let mut contexts = Vec::new();
+    let mut norm_contexts: Vec<String> = Vec::new();
+    for (i, c) in raw.iter().enumerate() {
+        let t = c.trim();
+        if t.is_empty() {
+            continue;
+        }
+        crate::bounds::check_len(&format!("context[{i}]"), t, MAX_CONTEXT_CHARS)?;
+        if t.chars().any(char::is_control) {
+            return Err(Error::invalid_field(
+                &format!("context[{i}]"),
+                "a context holds no control characters",
+            ));
+        }
+        let n = norm_context(t);
+        if !n.is_empty() && !norm_contexts.contains(&n) {
+            norm_contexts.push(n);
+            contexts.push(t.to_string());
+        }
+    }
+    let weight = req.weight.unwrap_or(1.0);
+    if !(weight > 0.0 && weight <= MAX_WEIGHT && weight.is_finite()) {
+        return Err(Error::invalid_field(
+            "weight",
+            format!("weight must be above 0 and at most {MAX_WEIGHT}, got {weight}"),
+        ));
+    }
+    let persist = req.persist.unwrap_or(true);
+    let session = session(req.session.as_deref())?;
+    let session = match (persist, session) {
+        (true, _) => String::new(),
+        (false, Some(s)) => s,
+        (false, None) => {
+            return Err(Error::invalid_field(
+                "session",
+                "persist:false needs a session (an MCP connection uses its own; REST and CLI callers name one)",
+            ));
+        }
+    };
+    Ok(NewMemory {
+        workspace: workspace(req.workspace.as_deref())?,
+        session,
+        content: content.to_string(),
+        contexts,
+        norm_contexts,
+        slot: slot(req.slot.as_deref())?,
+        weight,
+        tags: tags::clean(req.tags.as_deref())?,
+        metadata_json: object_json("metadata", req.metadata.as_ref())?,
+        source,
+    })
+}
+
+/// Writes a memory, or updates the one with the same identity. Returns it, whether it was
+/// created, and what an update changed.
+///
+/// The insert comes first (most stores are new knowledge): a conflict on the identity means
+/// the memory exists, and only then is it read and updated.
+pub fn upsert(ctx: &WriteCtx, m: &NewMemory) -> Result<(Memory, bool, Vec<String>)> {
+    let identity = m.identity();
+    let now = now();
+    let seq = ctx.next_seq();
+    let tags_json = tags::to_json(m.tags.as_deref());
+    let id = ulid::Ulid::generate().to_string();
+    let contexts_json = serde_json::to_string(&m.contexts).expect("strings serialize");
+    let inserted = ctx
+        .prepare_cached(
+            "INSERT INTO memories(id, workspace, session, identity, content, contexts_json,
+               contexts_text, context_count, slot, weight, tags_json, metadata_json, source, seq,
+               created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15)
+             ON CONFLICT(workspace, session, identity) DO NOTHING",
+        )?
+        .execute(params![
+            id,
+            m.workspace,
+            m.session,
+            identity,
+            m.content,
+            contexts_json,
+            m.contexts.join(" "),
+            m.contexts.len() as i64,
+            m.slot,
+            m.weight,
+            tags_json,
+            m.metadata_json,
+            m.source,
+            seq,
+            now
+        ])?;
+    if inserted == 1 {
+        let rid = ctx.last_insert_rowid();
+        for c in &m.norm_contexts {
+            ctx.prepare_cached(
+                "INSERT OR IGNORE INTO memory_contexts(workspace, context, rid, basename) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![m.workspace, c, rid, basename(c)])?;
+        }
+        let memory = Memory {
+            id,
+            workspace: m.workspace.clone(),
+            content: m.content.clone(),
+            contexts: m.contexts.clone(),
+            weight: m.weight,
+            slot: m.slot.clone(),
+            persist: m.session.is_empty(),
+            session: (!m.session.is_empty()).then(|| m.session.clone()),
+            tags: m.tags.clone().unwrap_or_default(),
+            metadata: parse_json(m.metadata_json.clone()),
+            source: m.source.clone(),
+            created_at: now,
+            updated_at: now,
+            recalled_at: None,
+        };
+        return Ok((memory, true, Vec::new()));
+    }
+    type Row = (i64, f64, Option<String>, Option<String>, Option<String>);
+    let (rid, weight, old_tags, old_meta, old_source): Row = ctx
+        .prepare_cached(
+            "SELECT rid, weight, tags_json, metadata_json, source FROM memories
+             WHERE workspace = ?1 AND session = ?2 AND identity = ?3",
+        )?
+        .query_row(params![m.workspace, m.session, identity], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?;
+    let mut changed = Vec::new();
+    if weight != m.weight {
+        changed.push("weight".to_string());
+    }
+    if old_tags != tags_json {
+        changed.push("tags".to_string());
+    }
+    if old_meta != m.metadata_json {
+        changed.push("metadata".to_string());
+    }
+    if old_source != m.source {
+        changed.push("source".to_string());
+    }
+    ctx.prepare_cached(
+        "UPDATE memories SET weight = ?2, tags_json = ?3, metadata_json = ?4, source = ?5,
+           seq = ?6, updated_at = ?7 WHERE rid = ?1",
+    )?
+    .execute(params![
+        rid,
+        m.weight,
+        tags_json,
+        m.metadata_json,
+        m.source,
+        seq,
+        now
+    ])?;
+    Ok((load_rid(ctx, rid)?, false, changed))
+}
+
+fn load_rid(conn: &Connection, rid: i64) -> Result<Memory> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
+        ))?
+        .query_row([rid], memory_from_row)?)
+}
+
+/// Removes memories by rid (their contexts with them).
+fn delete_rids(ctx: &WriteCtx, rids: &[i64]) -> Result<()> {
+    for rid in rids {
+        ctx.prepare_cached("DELETE FROM memory_contexts WHERE rid = ?1")?
+            .execute([rid])?;
+        ctx.prepare_cached("DELETE FROM memories WHERE rid = ?1")?
+            .execute([rid])?;
+    }
+    Ok(())
+}
+
+impl Fit for MemoryRecallResponse {
+    fn units(&self) -> usize {
+        self.items.len()
+    }
+    fn keep(&mut self, n: usize) {
+        self.items.truncate(n);
+    }
+    fn cut(&mut self, chars: usize) -> bool {
+        self.items.first_mut().is_some_and(|r| {
+            r.content_truncated = true;
+            cut_text(&mut r.memory.content, chars)
+        })
+    }
+    fn set_budget(&mut self, budget: moss_client::reasoning::Budget) {
+        self.truncated = budget.truncated;
+        self.budget = budget;
+    }
+}
+
+impl Memories {
+    pub fn new(store: Store, config: Arc<Config>, home: std::path::PathBuf) -> Memories {
+        Memories {
+            store,
+            config,
+            sessions: Default::default(),
+            home,
+            sources: Default::default(),
+        }
+    }
+
+    /// A store by a Lua source's event handler: the memory carries the source's name.
+    pub async fn store_from_source(
+        &self,
+        req: MemoryStoreRequest,
+        source: &str,
+    ) -> Result<MemoryStoreResponse> {
+        let m = check(
+            &req,
+            self.config.memory.max_content_chars,
+            Some(source.to_string()),
+        )?;
+        self.touch(Some(&m.session));
+        self.store
+            .writer
+            .run(move |ctx| {
+                let (memory, created, updated) = upsert(ctx, &m)?;
+                Ok(MemoryStoreResponse {
+                    memory: MemoryHandle::from(&memory),
+                    created,
+                    updated,
+                })
+            })
+            .await
+    }
+
+    /// Records that `session` was used now.
+    fn touch(&self, session: Option<&str>) {
+        if let Some(s) = session.map(str::trim).filter(|s| !s.is_empty()) {
+            let mut map = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            map.insert(s.to_string(), std::time::Instant::now());
+        }
+    }
+
+    /// Starts the task that ends idle sessions, until `stop`.
+    pub fn spawn_sweeper(&self, stop: tokio_util::sync::CancellationToken) {
+        let me = self.clone();
+        let ttl = std::time::Duration::from_secs(self.config.memory.session_ttl_seconds);
+        let every = (ttl / 10).clamp(
+            std::time::Duration::from_secs(1),
+            std::time::Duration::from_secs(60),
+        );
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(every) => {}
+                }
+                let idle: Vec<String> = {
+                    let mut map = me.sessions.lock().unwrap_or_else(|e| e.into_inner());
+                    let idle: Vec<String> = map
+                        .iter()
+                        .filter(|(_, t)| t.elapsed() > ttl)
+                        .map(|(s, _)| s.clone())
+                        .collect();
+                    for s in &idle {
+                        map.remove(s);
+                    }
+                    idle
+                };
+                for s in idle {
+                    if let Err(e) = me.end_session(&s).await {
+                        tracing::warn!("ending idle memory session {s:?}: {e}");
+                    }
+                }
+            }
+        });
+    }
+
+    /// At start: no session survives a restart.
+    pub async fn drop_sessions(&self) -> Result<usize> {
+        self.store
+            .writer
+            .run(|ctx| {
+                let rids: Vec<i64> = ctx
+                    .prepare("SELECT rid FROM memories WHERE session != ''")?
+                    .query_map([], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()?;
+                delete_rids(ctx, &rids)?;
+                Ok(rids.len())
+            })
+            .await
+    }
+
+    /// Ends a session: removes its memories; returns how many.
+    pub async fn end_session(&self, id: &str) -> Result<usize> {
+        let id = session(Some(id))?
+            .ok_or_else(|| Error::invalid_field("session", "session id is empty"))?;
+        self.sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
+        self.store
+            .writer
+            .run(move |ctx| {
+                let rids: Vec<i64> = ctx
+                    .prepare_cached("SELECT rid FROM memories WHERE session = ?1")?
+                    .query_map([&id], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()?;
+                delete_rids(ctx, &rids)?;
+                Ok(rids.len())
+            })
+            .await
+    }
+
+    /// `memory_store`.
+    pub async fn store(&self, req: MemoryStoreRequest) -> Result<MemoryStoreResponse> {
+        let m = check(&req, self.config.memory.max_content_chars, None)?;
+        self.touch(Some(&m.session));
+        self.store
+            .writer
+            .run(move |ctx| {
+                let (memory, created, updated) = upsert(ctx, &m)?;
+                Ok(MemoryStoreResponse {
+                    memory: MemoryHandle::from(&memory),
+                    created,
+                    updated,
+                })
+            })
+            .await
+    }
+
+    /// `memory_recall`.
+    pub async fn recall(&self, req: MemoryRecallRequest) -> Result<MemoryRecallResponse> {
+        let caps = Caps::new(
+            self.config.output_max_chars,
+            req.max_chars,
+            req.max_bytes,
+            req.max_lines,
+        )?;
+        let q = rank::Query::from_recall(&req, self.config.memory.recency_half_life_days)?;
+        self.touch(req.session.as_deref());
+        self.wait_for_index().await;
+        let resp = self
+            .store
+            .readers
+            .run(move |conn| rank::recall(conn, &q, now()))
+            .await?;
+        if !resp.items.is_empty() {
+            let ids: Vec<String> = resp.items.iter().map(|r| r.memory.id.clone()).collect();
+            let writer = self.store.writer.clone();
+            // Recency counts from the last recall: recorded by the writer, off the answer's
+            // path (readers never write).
+            tokio::spawn(async move {
+                let t = now();
+                let _ = writer
+                    .run(move |ctx| {
+                        for id in &ids {
+                            ctx.prepare_cached(
+                                "UPDATE memories SET recalled_at = ?2 WHERE id = ?1",
+                            )?
+                            .execute(params![id, t])?;
+                        }
+                        Ok(())
+                    })
+                    .await;
+            });
+        }
+        budget::fit(resp, &caps)
+    }
+
+    /// `memory_forget`.
+    pub async fn forget(&self, req: MemoryForgetRequest) -> Result<MemoryForgetResponse> {
+        let dry_run = req.dry_run.unwrap_or(false);
+        let confirm = req.confirm.unwrap_or(false);
+        let ws = workspace(req.workspace.as_deref())?;
+        let session = session(req.session.as_deref())?.unwrap_or_default();
+        let by_id: Option<Vec<String>> = match (&req.id, &req.ids) {
+            (Some(id), None) => Some(vec![id.clone()]),
+            (None, Some(ids)) => Some(ids.clone()),
+            (Some(id), Some(ids)) => Some(
+                std::iter::once(id.clone())
+                    .chain(ids.iter().cloned())
+                    .collect(),
+            ),
+            (None, None) => None,
+        };
+        let selectors = [
+            req.query.is_some(),
+            req.slot.is_some(),
+            req.context.is_some(),
+        ]
+        .iter()
+        .filter(|b| **b)
+        .count();
+        if by_id.is_some() && selectors > 0 || selectors > 1 {
+            return Err(Error::invalid_field(
+                "query",
+                "give one of id/ids, query, slot or context",
+            ));
+        }
+        if by_id.is_none() && selectors == 0 {
+            return Err(Error::invalid_field(
+                "id",
+                "memory_forget needs id, ids, query, slot or context",
+            ));
+        }
+        if let Some(ids) = &by_id
+            && (ids.is_empty() || ids.len() > FORGET_MAX)
+        {
+            return Err(Error::invalid_field(
+                "ids",
+                format!("ids must hold 1 to {FORGET_MAX} ids"),
+            ));
+        }
+        let half_life = self.config.memory.recency_half_life_days;
+        let matcher = match (&req.query, &req.slot, &req.context) {
+            (Some(q), _, _) => {
+                let recall = MemoryRecallRequest {
+                    query: Some(q.clone()),
+                    workspace: Some(ws.clone()),
+                    include_global: Some(ws == GLOBAL),
+                    session: (!session.is_empty()).then(|| session.clone()),
+                    ..Default::default()
+                };
+                let mut query = rank::Query::from_recall(&recall, half_life)?;
+                query.limit = FORGET_MAX + 1;
+                if query.terms.is_empty() && query.phrase_contexts.is_empty() {
+                    return Err(Error::invalid_field(
+                        "query",
+                        format!(
+                            "query {q:?} has no searchable words; forget by id, slot or context instead"
+                        ),
+                    ));
+                }
+                query.min_relevance = rank::FORGET_MIN_RELEVANCE;
+                query.min_score = 0.0;
+                Some(query)
+            }
+            _ => None,
+        };
+        let slot = slot(req.slot.as_deref())?;
+        let context = req.context.as_deref().map(norm_context);
+        let by_id_given = by_id.is_some();
+        if matcher.is_some() {
+            self.wait_for_index().await;
+        }
+        let rows: Vec<(i64, Memory)> = self
+            .store
+            .readers
+            .run(move |conn| {
+                let rows: Vec<(i64, Memory)> = if let Some(ids) = &by_id {
+                    let mut out = Vec::new();
+                    for id in ids {
+                        let found = conn
+                            .prepare_cached(&format!(
+                                "SELECT m.rid, {MEMORY_COLUMNS} FROM memories m WHERE m.id = ?1
+                                   AND (m.session = '' OR m.session = ?2)"
+                            ))?
+                            .query_row(params![id, session], |r| Ok((r.get(0)?, memory_from_row_at(r, 1)?)))
+                            .optional()?;
+                        match found {
+                            Some(f) => out.push(f),
+                            None => {
+                                return Err(Error::not_found(format!("no memory {id:?}"))
+                                    .with_details(json!({ "field": "id", "id": id })));
+                            }
+                        }
+                    }
+                    out
+                } else if let Some(q) = &matcher {
+                    rank::matching(conn, q, now())?
+                } else if let Some(slot) = &slot {
+                    conn.prepare_cached(&format!(
+                        "SELECT m.rid, {MEMORY_COLUMNS} FROM memories m WHERE m.workspace = ?1
+                           AND m.slot = ?2 AND (m.session = '' OR m.session = ?3) LIMIT ?4"
+                    ))?
+                    .query_map(params![ws, slot, session, FORGET_MAX as i64 + 1], |r| Ok((r.get(0)?, memory_from_row_at(r, 1)?)))?
+                    .collect::<rusqlite::Result<_>>()?
+                } else {
+                    let c = context.clone().unwrap_or_default();
+                    conn.prepare_cached(&format!(
+                        "SELECT m.rid, {MEMORY_COLUMNS} FROM memory_contexts c
+                           JOIN memories m ON m.rid = c.rid
+                         WHERE c.workspace = ?1 AND c.context = ?2 AND (m.session = '' OR m.session = ?3) LIMIT ?4"
+                    ))?
+                    .query_map(params![ws, c, session, FORGET_MAX as i64 + 1], |r| Ok((r.get(0)?, memory_from_row_at(r, 1)?)))?
+                    .collect::<rusqlite::Result<_>>()?
+                };
+                Ok(rows)
+            })
+            .await?;
+        if !by_id_given && rows.len() > FORGET_UNCONFIRMED_MAX && !confirm && !dry_run {
+            return Err(Error::invalid_field(
+                "confirm",
+                format!(
+                    "this forget matches {} memories, more than {FORGET_UNCONFIRMED_MAX}: check them with dry_run:true, then repeat with confirm:true",
+                    if rows.len() > FORGET_MAX { format!("over {FORGET_MAX}") } else { rows.len().to_string() }
+                ),
+            )
+            .with_details(json!({
+                "field": "confirm",
+                "matched": rows.len(),
+                "max_unconfirmed": FORGET_UNCONFIRMED_MAX,
+                "sample": rows.iter().take(5).map(|(_, m)| &m.content).collect::<Vec<_>>(),
+            })));
+        }
+        if rows.len() > FORGET_MAX {
+            return Err(Error::invalid_field(
+                "confirm",
+                format!("one forget removes at most {FORGET_MAX} memories; narrow it down"),
+            ));
+        }
+        if !dry_run && !rows.is_empty() {
+            let rids: Vec<i64> = rows.iter().map(|(r, _)| *r).collect();
+            self.store
+                .writer
+                .run(move |ctx| delete_rids(ctx, &rids))
+                .await?;
+        }
+        let removed: Vec<Forgotten> = rows
+            .into_iter()
+            .map(|(_, m)| Forgotten {
+                id: m.id,
+                content: m.content,
+                contexts: m.contexts,
+                slot: m.slot,
+            })
+            .collect();
+        Ok(MemoryForgetResponse {
+            count: removed.len() as i64,
+            removed,
+            dry_run,
+        })
+    }
+
+    /// Waits (at most 5 s) until the full-text index holds every memory written before now.
+    async fn wait_for_index(&self) {
+        let queued = self.store.index_queued(&MEMORIES);
+        if !self
+            .store
+            .index_reached(&MEMORIES, queued, INDEX_WAIT)
+            .await
+        {
+            tracing::warn!(
+                "recall answered from an index still {} changes behind",
+                self.store.index_behind(&MEMORIES)
+            );
+        }
+    }
+
+    /// `memory_render`.
+    pub async fn render(&self, req: MemoryRenderRequest) -> Result<MemoryRenderResponse> {
+        render::render(self, req).await
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+}
+
+/// [`memory_from_row`] for a row whose memory columns start at `at`.
+pub fn memory_from_row_at(r: &Row, at: usize) -> rusqlite::Result<Memory> {
+    let contexts: String = r.get(at + 3)?;
+    let session: String = r.get(at + 6)?;
+    let tags: Option<String> = r.get(at + 7)?;
+    Ok(Memory {
+        id: r.get(at)?,
+        workspace: r.get(at + 1)?,
+        content: r.get(at + 2)?,
+        contexts: serde_json::from_str(&contexts).unwrap_or_default(),
+        weight: r.get(at + 4)?,
+        slot: r.get(at + 5)?,
+        persist: session.is_empty(),
+        session: (!session.is_empty()).then_some(session),
+        tags: tags
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default(),
+        metadata: parse_json(r.get(at + 8)?),
+        source: r.get(at + 9)?,
+        created_at: r.get(at + 10)?,
+        updated_at: r.get(at + 11)?,
+        recalled_at: r.get(at + 12)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contexts_normalize() {
+        assert_eq!(norm_context(" ./src//Auth/login.py/ "), "src/auth/login.py");
+        assert_eq!(norm_context("src\\auth"), "src/auth");
+        assert_eq!(basename("src/auth/login.py"), "login.py");
+        assert_eq!(basename("formatting"), "formatting");
+    }
+
+    #[test]
+    fn bad_input_names_the_field() {
+        let base = MemoryStoreRequest {
+            content: "x".into(),
+            ..Default::default()
+        };
+        let field =
+            |r: MemoryStoreRequest| check(&r, 100, None).unwrap_err().0.details["field"].clone();
+        assert_eq!(
+            field(MemoryStoreRequest {
+                content: " ".into(),
+                ..base.clone()
+            }),
+            "content"
+        );
+        assert_eq!(
+            field(MemoryStoreRequest {
+                weight: Some(0.0),
+                ..base.clone()
+            }),
+            "weight"
+        );
+        assert_eq!(
+            field(MemoryStoreRequest {
+                weight: Some(101.0),
+                ..base.clone()
+            }),
+            "weight"
+        );
+        assert_eq!(
+            field(MemoryStoreRequest {
+                metadata: Some(json!([1])),
+                ..base.clone()
+            }),
+            "metadata"
+        );
+        assert_eq!(
+            field(MemoryStoreRequest {
+                persist: Some(false),
+                ..base.clone()
+            }),
+            "session"
+        );
+        assert_eq!(
+            field(MemoryStoreRequest {
+                content: "y".repeat(101),
+                ..base.clone()
+            }),
+            "content"
+        );
+    }
+
+    #[test]
+    fn identity_ignores_context_order_and_case() {
+        let a = check(
+            &MemoryStoreRequest {
+                content: "Use tabs".into(),
+                context: Some(Contexts::Many(vec!["A".into(), "b".into()])),
+                ..Default::default()
+            },
+            100,
+            None,
+        )
+        .unwrap();
+        let b = check(
+            &MemoryStoreRequest {
+                content: "Use tabs ".into(),
+                context: Some(Contexts::Many(vec!["b".into(), "a".into()])),
+                ..Default::default()
+            },
+            100,
+            None,
+        )
+        .unwrap();
+        assert_eq!(a.identity(), b.identity());
+    }
+}

@@ -1,0 +1,573 @@
+//! Recall: which memories match a query, and in what order.
+//!
+//! **Matching.** A query's words (stop words such as "about" or "the" dropped) are looked up two
+//! ways: in the full-text index over content, contexts and slot (BM25), and as contexts: a word
+//! equal to a memory's context matches it exactly (`auth.py`); one whose file name is a
+//! memory's context, or the reverse, matches by basename; a path matches memories attached to
+//! its parent directories, less the further up they are. `context` narrows to context matches,
+//! `slot` to one slot (alone, it lists the slot).
+//!
+//! **Score** = relevance × weight × recency × specificity, each explained by `explain: true`:
+//!
+//! - relevance = 1 − (1 − context) × (1 − text), where context is 1 (exact), 0.9 (basename) or
+//!   0.75 − 0.1 per level above the first (parent directory, at least 0.3), divided by √(the
+//!   query's words) since a context matches one word of it, and text is the
+//!   share of the query's words the memory holds × (0.5 + 0.5 × its BM25 relative to the best
+//!   match's). A slot-only recall has relevance 1.
+//! - weight = 0.5 + w / (w + 1): 1 at the default weight 1, saturating towards 1.5.
+//! - recency = 0.85 + 0.15 × 0.5^(age / half-life), age from the later of stored and last
+//!   recalled, half-life the config's `memory.recency_half_life_days` (7).
+//! - specificity = 1 (exact), 0.95 (basename), 0.85 (parent), 0.8 (text only; 1 for a slot
+//!   recall), divided by 1 + 0.15 × (contexts − 1): a memory on many contexts is broad.
+//!
+//! Memories whose relevance is under 0.2, or whose score is under `min_score`, are dropped: no
+//! filler. Ties break by weight, then newest write, then id.
+
+use std::collections::HashMap;
+
+use moss_client::memory::{
+    Memory, MemoryRecallRequest, MemoryRecallResponse, Recalled, ScoreParts,
+};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::{GLOBAL, MEMORY_COLUMNS, memory_from_row_at, norm_context, session, slot, workspace};
+use crate::error::{Error, Result};
+
+/// Least relevance a recalled memory needs.
+pub const MIN_RELEVANCE: f64 = 0.2;
+/// Least relevance a memory needs to be removed by a query forget.
+pub const FORGET_MIN_RELEVANCE: f64 = 0.8;
+/// Candidates taken from the full-text index.
+const FTS_CANDIDATES: i64 = 300;
+/// Candidates of a slot-only recall (by weight).
+const SLOT_CANDIDATES: i64 = 500;
+
+/// Words that carry no meaning in a recall query.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "all", "an", "and", "any", "are", "as", "at", "be", "by", "can", "did", "do",
+    "does", "for", "from", "how", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or",
+    "our", "should", "so", "that", "the", "there", "this", "to", "was", "we", "were", "what",
+    "when", "where", "which", "who", "why", "with", "you", "your",
+];
+
+/// A parsed recall (or forget) query.
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub workspaces: Vec<String>,
+    pub session: String,
+    /// The user's words, lowercase, stop words dropped (also tried as contexts).
+    pub phrase_contexts: Vec<String>,
+    /// Full-text terms: the words split as the index splits them.
+    pub terms: Vec<String>,
+    pub slot: Option<String>,
+    /// An explicit context to narrow to.
+    pub context: Option<String>,
+    pub limit: usize,
+    pub min_score: f64,
+    pub min_relevance: f64,
+    pub explain: bool,
+    pub half_life_days: f64,
+}
+
+impl Query {
+    pub fn from_recall(req: &MemoryRecallRequest, half_life_days: f64) -> Result<Query> {
+        let ws = workspace(req.workspace.as_deref())?;
+        let mut workspaces = vec![ws.clone()];
+        if req.include_global.unwrap_or(true) && ws != GLOBAL {
+            workspaces.push(GLOBAL.to_string());
+        }
+        let text = req
+            .query
+            .as_deref()
+            .map(str::trim)
+            .filter(|q| !q.is_empty());
+        if let Some(t) = text {
+            crate::bounds::check_len("query", t, 1000)?;
+        }
+        let slot = slot(req.slot.as_deref())?;
+        let context = req
+            .context
+            .as_deref()
+            .map(norm_context)
+            .filter(|c| !c.is_empty());
+        if text.is_none() && slot.is_none() && context.is_none() {
+            return Err(Error::invalid_field(
+                "query",
+                "memory_recall needs query, slot or context (e.g. {\"query\": \"about auth.py\"} or {\"slot\": \"preferences\"})",
+            ));
+        }
+        let (phrase_contexts, terms) = words(text.unwrap_or(""));
+        let limit = match req.limit {
+            None => 10,
+            Some(v) if (1..=100).contains(&v) => v as usize,
+            Some(v) => {
+                return Err(Error::invalid_field(
+                    "limit",
+                    format!("limit must be between 1 and 100, got {v}"),
+                ));
+            }
+        };
+        let min_score = match req.min_score {
+            None => 0.1,
+            Some(v) if (0.0..=10.0).contains(&v) => v,
+            Some(v) => {
+                return Err(Error::invalid_field(
+                    "min_score",
+                    format!("min_score must be between 0 and 10, got {v}"),
+                ));
+            }
+        };
+        Ok(Query {
+            workspaces,
+            session: session(req.session.as_deref())?.unwrap_or_default(),
+            phrase_contexts,
+            terms,
+            slot,
+            context,
+            limit,
+            min_score,
+            min_relevance: MIN_RELEVANCE,
+            explain: req.explain.unwrap_or(false),
+            half_life_days,
+        })
+    }
+}
+
+/// The query's words (tried as contexts) and its full-text terms.
+pub fn words(text: &str) -> (Vec<String>, Vec<String>) {
+    let mut phrases: Vec<String> = Vec::new();
+    let mut terms: Vec<String> = Vec::new();
+    for raw in text.split_whitespace() {
+        let w = raw
+            .trim_matches(|c: char| {
+                matches!(
+                    c,
+                    ',' | ';'
+                        | ':'
+                        | '!'
+                        | '?'
+                        | '('
+                        | ')'
+                        | '['
+                        | ']'
+                        | '{'
+                        | '}'
+                        | '"'
+                        | '\''
+                        | '`'
+                )
+            })
+            .trim_end_matches('.')
+            .to_lowercase();
+        if w.is_empty() || STOP_WORDS.contains(&w.as_str()) {
+            continue;
+        }
+        let w = norm_context(&w);
+        if !phrases.contains(&w) {
+            phrases.push(w.clone());
+        }
+        for t in w.split(|c: char| !c.is_alphanumeric()) {
+            if t.chars().count() >= 2 && !STOP_WORDS.contains(&t) && !terms.iter().any(|x| x == t) {
+                terms.push(t.to_string());
+            }
+        }
+    }
+    (phrases, terms)
+}
+
+/// How a candidate matched.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ContextMatch {
+    Exact,
+    Basename,
+    Parent(u32),
+    None,
+}
+
+impl ContextMatch {
+    fn score(self) -> f64 {
+        match self {
+            ContextMatch::Exact => 1.0,
+            ContextMatch::Basename => 0.9,
+            ContextMatch::Parent(levels) => {
+                (0.75 - 0.1 * f64::from(levels.saturating_sub(1))).max(0.3)
+            }
+            ContextMatch::None => 0.0,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ContextMatch::Exact => "exact",
+            ContextMatch::Basename => "basename",
+            ContextMatch::Parent(_) => "parent",
+            ContextMatch::None => "none",
+        }
+    }
+
+    fn specificity(self) -> f64 {
+        match self {
+            ContextMatch::Exact => 1.0,
+            ContextMatch::Basename => 0.95,
+            ContextMatch::Parent(_) => 0.85,
+            ContextMatch::None => 0.8,
+        }
+    }
+
+    /// The better of two matches.
+    fn best(self, other: ContextMatch) -> ContextMatch {
+        if other.score() > self.score() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// A candidate with what the score is made of.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub rid: i64,
+    pub memory: Memory,
+    pub seq: i64,
+    pub context_count: i64,
+    /// BM25 (lower is better), when the full-text index matched it.
+    pub bm25: Option<f64>,
+    pub context_match: ContextMatch,
+    /// Share of the query's words the memory holds.
+    pub coverage: f64,
+}
+
+/// Every memory matching `q`, unscored.
+pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
+    let ws1 = q.workspaces[0].as_str();
+    let ws2 = q.workspaces.get(1).map_or(ws1, String::as_str);
+    let mut matches: HashMap<i64, (Option<f64>, ContextMatch)> = HashMap::new();
+    let mut add = |rid: i64, bm25: Option<f64>, m: ContextMatch| {
+        let e = matches.entry(rid).or_insert((None, ContextMatch::None));
+        if bm25.is_some() {
+            e.0 = bm25;
+        }
+        e.1 = e.1.best(m);
+    };
+    // Contexts: the explicit one, else every word of the query.
+    let context_terms: Vec<String> = match &q.context {
+        Some(c) => vec![c.clone()],
+        None => q.phrase_contexts.clone(),
+    };
+    {
+        let mut exact = conn.prepare_cached(
+            "SELECT rid FROM memory_contexts WHERE workspace IN (?1, ?2) AND context = ?3",
+        )?;
+        let mut by_base = conn.prepare_cached(
+            "SELECT rid FROM memory_contexts WHERE workspace IN (?1, ?2) AND basename = ?3 AND context != ?3",
+        )?;
+        for t in &context_terms {
+            for rid in exact.query_map(params![ws1, ws2, t], |r| r.get::<_, i64>(0))? {
+                add(rid?, None, ContextMatch::Exact);
+            }
+            if t.contains('/') {
+                let base = super::basename(t);
+                for rid in exact.query_map(params![ws1, ws2, base], |r| r.get::<_, i64>(0))? {
+                    add(rid?, None, ContextMatch::Basename);
+                }
+                let mut levels = 0;
+                let mut dir = t.as_str();
+                while let Some((parent, _)) = dir.rsplit_once('/') {
+                    levels += 1;
+                    if parent.is_empty() {
+                        break;
+                    }
+                    for rid in exact.query_map(params![ws1, ws2, parent], |r| r.get::<_, i64>(0))? {
+                        add(rid?, None, ContextMatch::Parent(levels));
+                    }
+                    dir = parent;
+                }
+            } else {
+                for rid in by_base.query_map(params![ws1, ws2, t], |r| r.get::<_, i64>(0))? {
+                    add(rid?, None, ContextMatch::Basename);
+                }
+            }
+        }
+    }
+    // Full text (not when narrowed to a context: that is a context lookup).
+    if q.context.is_none() && !q.terms.is_empty() {
+        let expr = q
+            .terms
+            .iter()
+            .map(|t| format!("\"{}\"", t.replace('"', "")))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let mut stmt = conn.prepare_cached(
+            "SELECT m.rid, bm25(memories_fts, 1.0, 2.0, 1.0) AS rank
+             FROM fts.memories_fts AS f CROSS JOIN memories AS m ON m.rid = f.rowid
+             WHERE f.memories_fts MATCH ?1 AND m.workspace IN (?2, ?3)
+             ORDER BY rank LIMIT ?4",
+        )?;
+        let rows = stmt
+            .query_map(params![expr, ws1, ws2, FTS_CANDIDATES], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+            })
+            .map_err(|e| crate::capsule::search::query_error(e, &expr))?;
+        for row in rows {
+            let (rid, rank) = row?;
+            add(rid, Some(rank), ContextMatch::None);
+        }
+    }
+    // A slot alone lists the slot, heaviest first.
+    let slot_only = q.slot.is_some() && q.context.is_none() && q.phrase_contexts.is_empty();
+    if slot_only {
+        let mut stmt = conn.prepare_cached(
+            "SELECT rid FROM memories WHERE workspace IN (?1, ?2) AND slot = ?3 ORDER BY weight DESC LIMIT ?4",
+        )?;
+        for rid in stmt.query_map(params![ws1, ws2, q.slot, SLOT_CANDIDATES], |r| {
+            r.get::<_, i64>(0)
+        })? {
+            add(rid?, None, ContextMatch::None);
+        }
+    }
+    let mut load = conn.prepare_cached(&format!(
+        "SELECT m.seq, m.context_count, m.session, {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
+    ))?;
+    let mut out = Vec::with_capacity(matches.len());
+    for (rid, (bm25, context_match)) in matches {
+        let Some((seq, context_count, sess, memory)) = load
+            .query_row([rid], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    memory_from_row_at(r, 3)?,
+                ))
+            })
+            .optional()?
+        else {
+            continue;
+        };
+        if !sess.is_empty() && sess != q.session {
+            continue;
+        }
+        if q.slot.is_some() && memory.slot != q.slot {
+            continue;
+        }
+        let coverage = coverage(&memory, &q.phrase_contexts);
+        out.push(Candidate {
+            rid,
+            memory,
+            seq,
+            context_count,
+            bm25,
+            context_match,
+            coverage,
+        });
+    }
+    Ok(out)
+}
+
+/// Share of the query's words found in the memory's content, contexts or slot.
+fn coverage(m: &Memory, words: &[String]) -> f64 {
+    if words.is_empty() {
+        return 0.0;
+    }
+    let hay = format!(
+        "{} {} {}",
+        m.content.to_lowercase(),
+        m.contexts.join(" ").to_lowercase(),
+        m.slot.as_deref().unwrap_or("").to_lowercase()
+    );
+    let found = words
+        .iter()
+        .filter(|w| {
+            hay.contains(w.as_str())
+                || w.split(|c: char| !c.is_alphanumeric())
+                    .filter(|t| t.chars().count() >= 2)
+                    .all(|t| hay.contains(t))
+        })
+        .count();
+    found as f64 / words.len() as f64
+}
+
+/// Scores a candidate. `best_bm25` is the best (lowest) BM25 among the candidates.
+pub fn score(c: &Candidate, q: &Query, best_bm25: Option<f64>, now: i64) -> ScoreParts {
+    let slot_only = q.slot.is_some() && q.context.is_none() && q.phrase_contexts.is_empty();
+    // A context matches one word of the query: in a longer question it says less.
+    let words = if q.context.is_some() {
+        1
+    } else {
+        q.phrase_contexts.len().max(1)
+    };
+    let ctx = c.context_match.score() / (words as f64).sqrt();
+    let text = match (c.bm25, best_bm25) {
+        (Some(b), Some(best)) if best < 0.0 => {
+            c.coverage * (0.5 + 0.5 * (b / best).clamp(0.0, 1.0))
+        }
+        (Some(_), _) => c.coverage * 0.5,
+        (None, _) => 0.0,
+    };
+    let relevance = if slot_only {
+        1.0
+    } else {
+        1.0 - (1.0 - ctx) * (1.0 - text)
+    };
+    let w = c.memory.weight;
+    let weight = 0.5 + w / (w + 1.0);
+    let last = c.memory.recalled_at.unwrap_or(0).max(c.memory.created_at);
+    let age_days = ((now - last).max(0) as f64) / 86_400.0;
+    let recency = 0.85 + 0.15 * 0.5f64.powf(age_days / q.half_life_days.max(0.01));
+    let base = if slot_only {
+        1.0
+    } else {
+        c.context_match.specificity()
+    };
+    let specificity = base / (1.0 + 0.15 * (c.context_count.max(1) - 1) as f64);
+    let score = relevance * weight * recency * specificity;
+    ScoreParts {
+        relevance,
+        context_match: if slot_only {
+            "slot".into()
+        } else {
+            c.context_match.name().into()
+        },
+        context: ctx,
+        text,
+        weight,
+        recency,
+        specificity,
+        score,
+    }
+}
+
+/// A recall's outcome before the limit: the kept candidates best first, how many matched at
+/// all, and why nothing was kept when that is the case.
+pub struct Ranked {
+    pub scored: Vec<(Candidate, ScoreParts)>,
+    pub matched: usize,
+    pub reason: Option<String>,
+}
+
+/// Candidates scored, filtered and ordered best first.
+pub fn ranked(conn: &Connection, q: &Query, now: i64) -> Result<Ranked> {
+    let cands = candidates(conn, q)?;
+    let matched = cands.len();
+    let best = cands
+        .iter()
+        .filter_map(|c| c.bm25)
+        .fold(None, |acc: Option<f64>, b| {
+            Some(acc.map_or(b, |a| a.min(b)))
+        });
+    let mut scored: Vec<(Candidate, ScoreParts)> = cands
+        .into_iter()
+        .map(|c| {
+            let s = score(&c, q, best, now);
+            (c, s)
+        })
+        .collect();
+    let best_relevance = scored.iter().map(|(_, s)| s.relevance).fold(0.0, f64::max);
+    let best_score = scored.iter().map(|(_, s)| s.score).fold(0.0, f64::max);
+    scored.retain(|(_, s)| s.relevance >= q.min_relevance && s.score >= q.min_score);
+    scored.sort_by(|(a, sa), (b, sb)| {
+        sb.score
+            .total_cmp(&sa.score)
+            .then(b.memory.weight.total_cmp(&a.memory.weight))
+            .then(b.seq.cmp(&a.seq))
+            .then(a.memory.id.cmp(&b.memory.id))
+    });
+    let reason = if matched == 0 {
+        Some(format!(
+            "nothing in {} matches {}",
+            q.workspaces
+                .iter()
+                .map(|w| format!("{w:?}"))
+                .collect::<Vec<_>>()
+                .join(" or "),
+            describe(q)
+        ))
+    } else if scored.is_empty() {
+        Some(format!(
+            "{matched} memories matched {} only weakly (best relevance {best_relevance:.2}, needed {:.2}; best score {best_score:.3}, min_score {:.3})",
+            describe(q),
+            q.min_relevance,
+            q.min_score
+        ))
+    } else {
+        None
+    };
+    Ok(Ranked {
+        scored,
+        matched,
+        reason,
+    })
+}
+
+fn describe(q: &Query) -> String {
+    let mut parts = Vec::new();
+    if !q.phrase_contexts.is_empty() {
+        parts.push(format!("the words {:?}", q.phrase_contexts));
+    }
+    if let Some(c) = &q.context {
+        parts.push(format!("context {c:?}"));
+    }
+    if let Some(s) = &q.slot {
+        parts.push(format!("slot {s:?}"));
+    }
+    if parts.is_empty() {
+        "the query (it has only stop words)".into()
+    } else {
+        parts.join(" and ")
+    }
+}
+
+/// `memory_recall` on a read connection.
+pub fn recall(conn: &Connection, q: &Query, now: i64) -> Result<MemoryRecallResponse> {
+    let Ranked {
+        mut scored,
+        matched,
+        reason,
+    } = ranked(conn, q, now)?;
+    scored.truncate(q.limit);
+    Ok(MemoryRecallResponse {
+        items: scored
+            .into_iter()
+            .map(|(c, s)| Recalled {
+                memory: c.memory,
+                score: (s.score * 10_000.0).round() / 10_000.0,
+                explain: q.explain.then_some(s),
+                content_truncated: false,
+            })
+            .collect(),
+        reason,
+        matched: matched as i64,
+        truncated: false,
+        budget: crate::reasoning::docs::blank_budget(),
+    })
+}
+
+/// What a query forget removes: every memory over [`FORGET_MIN_RELEVANCE`], with its rid.
+pub fn matching(conn: &Connection, q: &Query, now: i64) -> Result<Vec<(i64, Memory)>> {
+    Ok(ranked(conn, q, now)?
+        .scored
+        .into_iter()
+        .map(|(c, _)| (c.rid, c.memory))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_drop_stop_words_and_split_terms() {
+        let (phrases, terms) = words("What about ./src/Auth.py, and the tests?");
+        assert_eq!(phrases, vec!["src/auth.py", "tests"]);
+        assert_eq!(terms, vec!["src", "auth", "py", "tests"]);
+        assert_eq!(words("a the of").0, Vec::<String>::new());
+    }
+
+    #[test]
+    fn parents_score_less_the_further_up() {
+        assert!(ContextMatch::Exact.score() > ContextMatch::Basename.score());
+        assert!(ContextMatch::Basename.score() > ContextMatch::Parent(1).score());
+        assert!(ContextMatch::Parent(1).score() > ContextMatch::Parent(3).score());
+        assert!(ContextMatch::Parent(9).score() >= 0.3);
+    }
+}

@@ -1,0 +1,342 @@
+//! The associative memory over REST and MCP: the seed's examples, upserts, ranking, sessions,
+//! bounded forgets, templates.
+
+use moss_tests::TestDaemon;
+use serde_json::{Value, json};
+
+use crate::reasoning::{fails, ok};
+
+async fn store(d: &TestDaemon, body: Value) -> Value {
+    ok(d, "/memories", body).await
+}
+
+async fn recall(d: &TestDaemon, body: Value) -> Value {
+    ok(d, "/memories/recall", body).await
+}
+
+fn contents(v: &Value) -> Vec<String> {
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_examples_store_recall_by_query_and_by_slot() {
+    let d = TestDaemon::start().await;
+    let prefs = store(
+        &d,
+        json!({"content": "User prefers tabs", "context": "formatting", "slot": "preferences"}),
+    )
+    .await;
+    assert_eq!(
+        (
+            prefs["created"].as_bool(),
+            prefs["memory"]["workspace"].as_str()
+        ),
+        (Some(true), Some("default"))
+    );
+    store(
+        &d,
+        json!({"content": "Last edit broke tests", "context": "auth.py", "weight": 0.8}),
+    )
+    .await;
+    store(&d, json!({"content": "Be concise", "slot": "system"})).await;
+    store(
+        &d,
+        json!({"content": "Payments retry three times", "context": "src/payments"}),
+    )
+    .await;
+
+    // "about auth.py" finds the memory whose context is auth.py, though its text never says so.
+    let r = recall(&d, json!({"query": "about auth.py", "explain": true})).await;
+    assert_eq!(contents(&r), ["Last edit broke tests"], "{r}");
+    assert_eq!(r["items"][0]["explain"]["context_match"], "exact");
+    let r = recall(&d, json!({"slot": "preferences"})).await;
+    assert_eq!(contents(&r), ["User prefers tabs"]);
+    // A path finds memories on its parent directories, less specifically than exact ones.
+    store(&d, json!({"content": "Webhook signatures are checked twice", "context": "src/payments/stripe/webhook.py"})).await;
+    let r = recall(
+        &d,
+        json!({"query": "src/payments/stripe/webhook.py", "explain": true}),
+    )
+    .await;
+    assert_eq!(
+        contents(&r),
+        [
+            "Webhook signatures are checked twice",
+            "Payments retry three times"
+        ],
+        "{r}"
+    );
+    assert_eq!(r["items"][1]["explain"]["context_match"], "parent");
+    assert!(r["items"][0]["score"].as_f64() > r["items"][1]["score"].as_f64());
+    // No match: an empty list and a reason, not filler.
+    let r = recall(&d, json!({"query": "kubernetes ingress"})).await;
+    assert_eq!(r["items"], json!([]));
+    assert!(r["reason"].as_str().unwrap().contains("kubernetes"), "{r}");
+    let e = fails(&d, "/memories/recall", json!({}), 400, "INVALID_REQUEST").await;
+    assert_eq!(e["details"]["field"], "query");
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn storing_the_same_knowledge_again_updates_it() {
+    let d = TestDaemon::start().await;
+    let a = store(&d, json!({"content": "Use ruff, not flake8", "context": ["lint", "python"], "tags": ["tooling"]})).await;
+    let b = store(&d, json!({"content": "Use ruff, not flake8", "context": ["python", "LINT"], "weight": 2.0, "metadata": {"by": "ci"}})).await;
+    assert_eq!(b["created"], false);
+    assert_eq!(b["memory"]["id"], a["memory"]["id"]);
+    assert_eq!(b["updated"], json!(["weight", "tags", "metadata"]));
+    assert_eq!(b["memory"]["weight"], 2.0);
+    // Another slot is other knowledge.
+    let c = store(&d, json!({"content": "Use ruff, not flake8", "context": ["lint", "python"], "slot": "conventions"})).await;
+    assert_eq!(c["created"], true);
+    for (body, field) in [
+        (json!({"content": ""}), "content"),
+        (json!({"content": "x", "weight": 0}), "weight"),
+        (json!({"content": "x", "weight": 1000}), "weight"),
+        (json!({"content": "x", "metadata": "nope"}), "metadata"),
+        (json!({"content": "x", "colour": "red"}), "colour"),
+        (json!({"content": "x", "persist": false}), "session"),
+    ] {
+        let e = fails(&d, "/memories", body.clone(), 400, "INVALID_REQUEST").await;
+        assert_eq!(e["details"]["field"], field, "{body}: {e}");
+    }
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn ranking_weighs_relevance_weight_recency_and_breadth() {
+    let d = TestDaemon::start().await;
+    // Same words, different weight: the heavier first.
+    store(
+        &d,
+        json!({"content": "Deploys go through the staging cluster first", "weight": 0.5}),
+    )
+    .await;
+    store(
+        &d,
+        json!({"content": "Deploys must pass the staging smoke tests", "weight": 3.0}),
+    )
+    .await;
+    let r = recall(&d, json!({"query": "staging deploys"})).await;
+    assert_eq!(contents(&r)[0], "Deploys must pass the staging smoke tests");
+    // A broad memory (many contexts) loses to a specific one.
+    store(&d, json!({"content": "Generic note on style", "context": ["api.py", "db.py", "ui.py", "cli.py", "log.py"]})).await;
+    store(
+        &d,
+        json!({"content": "The API handlers are async", "context": "api.py"}),
+    )
+    .await;
+    let r = recall(&d, json!({"query": "api.py", "explain": true})).await;
+    assert_eq!(
+        contents(&r),
+        ["The API handlers are async", "Generic note on style"]
+    );
+    let broad = &r["items"][1]["explain"];
+    assert!(broad["specificity"].as_f64().unwrap() < 0.7, "{broad}");
+    // The global workspace is included unless the caller opts out.
+    store(
+        &d,
+        json!({"content": "User prefers dark mode", "slot": "preferences", "workspace": "global"}),
+    )
+    .await;
+    store(&d, json!({"content": "Project uses 4-space indents", "slot": "preferences", "workspace": "shop"})).await;
+    let r = recall(&d, json!({"slot": "preferences", "workspace": "shop"})).await;
+    assert_eq!(r["items"].as_array().unwrap().len(), 2);
+    let r = recall(
+        &d,
+        json!({"slot": "preferences", "workspace": "shop", "include_global": false}),
+    )
+    .await;
+    assert_eq!(contents(&r), ["Project uses 4-space indents"]);
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn a_query_forget_is_bounded_and_reports_what_it_removed() {
+    let d = TestDaemon::start().await;
+    for i in 0..15 {
+        store(&d, json!({"content": format!("Release note {i}: shipped the cart page"), "context": "release", "slot": "notes"})).await;
+    }
+    store(&d, json!({"content": "A user likes apples"})).await;
+    // forget("a") must never wipe the store.
+    let e = fails(
+        &d,
+        "/memories/forget",
+        json!({"query": "a"}),
+        400,
+        "INVALID_REQUEST",
+    )
+    .await;
+    assert_eq!(e["details"]["field"], "query");
+    let e = fails(
+        &d,
+        "/memories/forget",
+        json!({"context": "release"}),
+        400,
+        "INVALID_REQUEST",
+    )
+    .await;
+    assert_eq!(
+        (
+            e["details"]["field"].as_str(),
+            e["details"]["matched"].as_i64()
+        ),
+        (Some("confirm"), Some(15))
+    );
+    let dry = ok(
+        &d,
+        "/memories/forget",
+        json!({"slot": "notes", "dry_run": true}),
+    )
+    .await;
+    assert_eq!(dry["count"], 15);
+    assert_eq!(
+        recall(&d, json!({"slot": "notes", "limit": 100})).await["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        15
+    );
+    let gone = ok(
+        &d,
+        "/memories/forget",
+        json!({"slot": "notes", "confirm": true}),
+    )
+    .await;
+    assert_eq!(gone["count"], 15);
+    assert_eq!(
+        recall(&d, json!({"slot": "notes"})).await["items"],
+        json!([])
+    );
+    // By query: only strong matches, and exactly those are reported.
+    let apples = ok(
+        &d,
+        "/memories/forget",
+        json!({"query": "user likes apples"}),
+    )
+    .await;
+    assert_eq!(apples["removed"][0]["content"], "A user likes apples");
+    assert_eq!(apples["count"], 1);
+    let one = store(&d, json!({"content": "temp"})).await;
+    let by_id = ok(&d, "/memories/forget", json!({"id": one["memory"]["id"]})).await;
+    assert_eq!(by_id["count"], 1);
+    fails(
+        &d,
+        "/memories/forget",
+        json!({"id": one["memory"]["id"]}),
+        404,
+        "NOT_FOUND",
+    )
+    .await;
+    fails(&d, "/memories/forget", json!({}), 400, "INVALID_REQUEST").await;
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn session_memories_are_seen_by_their_session_only_and_end_with_it() {
+    let d = TestDaemon::start().await;
+    store(&d, json!({"content": "Currently editing auth.py", "context": "session", "persist": false, "session": "s1"})).await;
+    let own = recall(&d, json!({"query": "editing auth.py", "session": "s1"})).await;
+    assert_eq!(contents(&own), ["Currently editing auth.py"]);
+    assert_eq!(
+        recall(&d, json!({"query": "editing auth.py", "session": "s2"})).await["items"],
+        json!([])
+    );
+    assert_eq!(
+        recall(&d, json!({"query": "editing auth.py"})).await["items"],
+        json!([])
+    );
+    let (s, v) = d.call("DELETE", "/memories/sessions/s1", None).await;
+    assert_eq!((s, v["removed"].as_i64()), (200, Some(1)), "{v}");
+    assert_eq!(
+        recall(&d, json!({"query": "editing auth.py", "session": "s1"})).await["items"],
+        json!([])
+    );
+
+    // Over MCP a connection is its own session, ended when the client closes it.
+    let mut mcp = d.mcp_with_toolsets("memory").await;
+    let r = mcp
+        .call_tool(
+            "memory_store",
+            json!({"content": "Looking at the cart", "persist": false}),
+        )
+        .await;
+    assert_eq!(r["isError"], false, "{r}");
+    let sid = r["structuredContent"]["memory"]["session"].clone();
+    assert!(sid.as_str().unwrap().starts_with("mcp:"), "{r}");
+    let r = mcp
+        .call_tool("memory_recall", json!({"query": "cart"}))
+        .await;
+    assert_eq!(
+        r["structuredContent"]["items"][0]["content"],
+        "Looking at the cart"
+    );
+    let mut other = d.mcp_with_toolsets("memory").await;
+    let r = other
+        .call_tool("memory_recall", json!({"query": "cart"}))
+        .await;
+    assert_eq!(r["structuredContent"]["items"], json!([]));
+    mcp.end().await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // Its memories went with it, even for a caller naming that session.
+    let r = other
+        .call_tool("memory_recall", json!({"query": "cart", "session": sid}))
+        .await;
+    assert_eq!(r["structuredContent"]["items"], json!([]), "{r}");
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn templates_render_slots_recalls_and_vars() {
+    let d = TestDaemon::start_with_config(Some(json!({"memory": {
+        "template": ["<system>\n", {"slot": "system"}, "</system>\n", "<context>\n", {"slot": "context"}, "</context>"],
+        "templates": {"task": ["Context:\n", {"recall": "about auth.py"}, "\nTask: ", {"var": "task"}]}
+    }}))).await;
+    store(&d, json!({"content": "Be concise", "slot": "system"})).await;
+    store(
+        &d,
+        json!({"content": "Last edit broke tests", "context": "auth.py"}),
+    )
+    .await;
+    let r = ok(&d, "/memories/render", json!({"template": "default"})).await;
+    assert_eq!(
+        r["text"],
+        "<system>\n- Be concise\n</system>\n<context>\n</context>"
+    );
+    assert_eq!(r["warnings"].as_array().unwrap().len(), 1, "{r}");
+    assert!(r["warnings"][0].as_str().unwrap().contains("\"context\""));
+    let r = ok(
+        &d,
+        "/memories/render",
+        json!({"template": "task", "vars": {"task": "fix the login"}}),
+    )
+    .await;
+    assert_eq!(
+        r["text"],
+        "Context:\n- Last edit broke tests\n\nTask: fix the login"
+    );
+    let r = ok(
+        &d,
+        "/memories/render",
+        json!({"template": ["A", {"var": "missing"}, "B"], "max_chars": 1}),
+    )
+    .await;
+    assert_eq!(
+        (r["text"].as_str(), r["truncated"].as_bool()),
+        (Some("…"), Some(true))
+    );
+    fails(
+        &d,
+        "/memories/render",
+        json!({"template": "nope"}),
+        400,
+        "INVALID_REQUEST",
+    )
+    .await;
+    d.stop().await;
+}
