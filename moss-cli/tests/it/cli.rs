@@ -693,3 +693,79 @@ async fn reason_and_tasks_groups_walk_a_task() {
     );
     d.stop().await;
 }
+
+/// `moss mem`: the seed's examples, and a project source run from the working directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mem_group_stores_recalls_and_runs_sources() {
+    let d = TestDaemon::start().await;
+    let stored = json(
+        &moss(
+            &d,
+            &[
+                "mem",
+                "store",
+                "content=User prefers tabs",
+                "context=formatting",
+                "slot=preferences",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(stored["created"], true);
+    json(
+        &moss(
+            &d,
+            &[
+                "mem",
+                "store",
+                "content=Last edit broke tests",
+                "context=auth.py",
+                "weight:=0.8",
+            ],
+            None,
+        )
+        .await,
+    );
+    let about = json(&moss(&d, &["mem", "recall", "query=about auth.py"], None).await);
+    assert_eq!(about["items"][0]["content"], "Last edit broke tests");
+    let prefs = json(&moss(&d, &["mem", "recall", "slot=preferences"], None).await);
+    assert_eq!(prefs["items"][0]["content"], "User prefers tabs");
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".moss")).unwrap();
+    std::fs::write(
+        project.path().join(".moss/memory.toml"),
+        "[[memory]]\ncontent = \"Be concise\"\nslot = \"system\"\n",
+    )
+    .unwrap();
+    let root = format!("root={}", project.path().canonicalize().unwrap().display());
+    let ran = json(&moss(&d, &["mem", "sources-run", &root, "name=toml.lua"], None).await);
+    assert_eq!(
+        (
+            ran["sources"][0]["status"].as_str(),
+            ran["sources"][0]["items"].as_i64()
+        ),
+        (Some("ok"), Some(1)),
+        "{ran}"
+    );
+    let rendered = json(
+        &moss(
+            &d,
+            &[
+                "mem",
+                "render",
+                r#"template:=["<system>\n",{"slot":"system"},"</system>"]"#,
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(rendered["text"], "<system>\n- Be concise\n</system>");
+    let out = moss(&d, &["mem", "forget", "query=a"], None).await;
+    assert!(
+        stderr(&out).contains("[INVALID_REQUEST]"),
+        "{}",
+        stderr(&out)
+    );
+    d.stop().await;
+}

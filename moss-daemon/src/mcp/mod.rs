@@ -92,7 +92,7 @@ impl ServerHandler for MossMcp {
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
         let args = match family::tool(&name) {
-            Some((f, _)) => with_session(f.name, args, &context),
+            Some((f, t)) => with_session(f.name, t, args, &context),
             None => args,
         };
         let outcome = match callable(&self.state, &self.toolsets(&context), &name) {
@@ -314,9 +314,21 @@ pub fn memory_session(mcp_session_id: &str) -> String {
     format!("mcp:{mcp_session_id}")
 }
 
-/// The memory family's calls on a connection belong to its session unless they name one.
-fn with_session(family: &str, mut args: Value, context: &RequestContext<RoleServer>) -> Value {
-    if family != "memory" {
+/// The memory family's calls on a connection belong to its session unless they name one (the
+/// tools that take a `session`).
+fn with_session(
+    family: &str,
+    tool: &family::Tool,
+    mut args: Value,
+    context: &RequestContext<RoleServer>,
+) -> Value {
+    let takes_session = || {
+        (tool.schema)()
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.contains_key("session"))
+    };
+    if family != "memory" || !takes_session() {
         return args;
     }
     let id = context

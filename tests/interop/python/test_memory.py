@@ -81,3 +81,32 @@ async def test_store_recall_forget_render_and_session_memories() -> None:
         async with mcp_session(env("MOSS_TOKEN"), query=TOOLSETS) as (other, _init):
             unseen = await _ok(other, "memory_recall", {"workspace": ws, "query": "cart page"})
             assert unseen["items"] == [], unseen
+
+
+@pytest.mark.anyio
+async def test_sources_run_and_events_through_the_sdk(tmp_path) -> None:
+    ws = _workspace()
+    (tmp_path / ".moss").mkdir()
+    (tmp_path / ".moss" / "memory.toml").write_text(
+        '[[memory]]\ncontent = "Deploys go through staging"\ncontext = "deploy"\n'
+    )
+    root = str(tmp_path.resolve())
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with mcp_session(env("MOSS_TOKEN"), query=TOOLSETS) as (session, _init):
+            ran = await _ok(session, "memory_sources_run", {"workspace": ws, "root": root})
+            by_name = {s["name"]: s for s in ran["sources"]}
+            assert by_name["toml.lua"]["status"] == "ok" and by_name["toml.lua"]["items"] == 1, ran
+            assert by_name["session.lua"]["handlers"] == ["file_opened"], ran
+            listed = await _ok(session, "memory_sources", {"workspace": ws, "root": root})
+            assert {s["name"] for s in listed["sources"]} >= {"git.lua", "session.lua", "toml.lua"}, listed
+            found = await _ok(session, "memory_recall", {"workspace": ws, "query": "deploy"})
+            assert found["items"][0]["source"] == "toml.lua", found
+            event = await _ok(
+                session,
+                "memory_event",
+                {"workspace": ws, "root": root, "event": "file_opened", "data": {"file": "src/cart.py"}},
+            )
+            assert event["handled"] == 1 and event["stored"] == 1, event
+            # Stored in this connection's session: it sees it.
+            mine = await _ok(session, "memory_recall", {"workspace": ws, "query": "src/cart.py"})
+            assert mine["items"][0]["content"] == "Working on src/cart.py", mine

@@ -340,3 +340,23 @@ async fn templates_render_slots_recalls_and_vars() {
     .await;
     d.stop().await;
 }
+
+/// Over MCP, the tools without a `session` argument are not given one.
+#[tokio::test]
+async fn memory_tools_without_a_session_work_over_mcp() {
+    let d = TestDaemon::start().await;
+    let mut mcp = d.mcp_with_toolsets("memory").await;
+    for (tool, args) in [
+        ("memory_sources", json!({})),
+        ("memory_sources_run", json!({})),
+        ("memory_forget", json!({"slot": "none", "dry_run": true})),
+        (
+            "memory_event",
+            json!({"event": "file_opened", "data": {"file": "a.py"}}),
+        ),
+    ] {
+        let r = mcp.call_tool(tool, args).await;
+        assert_eq!(r["isError"], false, "{tool}: {r}");
+    }
+    d.stop().await;
+}
