@@ -178,15 +178,15 @@ fn main() -> ExitCode {
             }
             Command::Reason(cmd) => {
                 let client = autostart::ensure_running(&addr).await?;
-                ops::run_reason(cmd, &client, cli.format).await
+                cmd.run(&client, cli.format).await
             }
             Command::Tasks(cmd) => {
                 let client = autostart::ensure_running(&addr).await?;
-                ops::run_tasks(cmd, &client, cli.format).await
+                cmd.run(&client, cli.format).await
             }
             Command::Mem(cmd) => {
                 let client = autostart::ensure_running(&addr).await?;
-                ops::run_mem(cmd, &client, cli.format).await
+                cmd.run(&client, cli.format).await
             }
             Command::Bench(args) => {
                 let client = autostart::ensure_running(&addr).await?;

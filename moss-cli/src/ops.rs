@@ -83,9 +83,10 @@ fn request(args: OpArgs, require_workspace: bool) -> anyhow::Result<Value> {
     Ok(Value::Object(obj))
 }
 
-/// Declares a family's subcommands: variant, doc (with an example), and the route.
+/// Declares a family's subcommands: variant, doc (with an example), and the route; and
+/// whether a request must name its workspace.
 macro_rules! ops {
-    ($(#[$enum_doc:meta])* $enum:ident, $prefix:literal, [$($(#[$doc:meta])* $variant:ident => $op:literal,)*]) => {
+    ($(#[$enum_doc:meta])* $enum:ident, $prefix:literal, workspace_required: $ws:literal, [$($(#[$doc:meta])* $variant:ident => $op:literal,)*]) => {
         $(#[$enum_doc])*
         #[derive(Debug, Subcommand)]
         pub enum $enum {
@@ -94,10 +95,12 @@ macro_rules! ops {
 
         impl $enum {
             /// The route and the arguments.
-            fn split(self) -> (&'static str, OpArgs) {
-                match self {
+            /// Sends the operation and prints the answer.
+            pub async fn run(self, client: &Client, format: Format) -> anyhow::Result<()> {
+                let (path, args) = match self {
                     $($enum::$variant(a) => (concat!($prefix, $op), a),)*
-                }
+                };
+                send(client, path, request(args, $ws)?, format).await
             }
         }
     };
@@ -105,7 +108,7 @@ macro_rules! ops {
 
 ops!(
     /// The reasoning memory's operations (`branchmind_*`).
-    ReasonCommand, "/reasoning/", [
+    ReasonCommand, "/reasoning/", workspace_required: true, [
     /// Initialize a workspace's reasoning memory (idempotent).
     ///
     /// Example:
@@ -240,7 +243,7 @@ ops!(
 
 ops!(
     /// Plans and tasks (`tasks_*`).
-    TasksCommand, "/tasks/", [
+    TasksCommand, "/tasks/", workspace_required: true, [
     /// Create a plan, or a task under a plan (parent=PLAN-###).
     ///
     /// Examples:
@@ -311,7 +314,7 @@ ops!(
 
 ops!(
     /// The associative memory (`memory_*`).
-    MemCommand, "/memories", [
+    MemCommand, "/memories", workspace_required: false, [
     /// Store a piece of knowledge (the same content, contexts and slot again updates it).
     ///
     /// Examples:
@@ -352,26 +355,9 @@ ops!(
     Event => "/events",
 ]);
 
-async fn send(client: &Client, path: &str, args: OpArgs, format: Format) -> anyhow::Result<()> {
-    // Memories default to the workspace "default"; reasoning and tasks need one named.
-    let req = request(args, !path.starts_with("/memories"))?;
+async fn send(client: &Client, path: &str, req: Value, format: Format) -> anyhow::Result<()> {
     let resp: Value = client.post(path, &req).await?;
     print(&resp, format)
-}
-
-pub async fn run_reason(cmd: ReasonCommand, client: &Client, format: Format) -> anyhow::Result<()> {
-    let (path, args) = cmd.split();
-    send(client, path, args, format).await
-}
-
-pub async fn run_mem(cmd: MemCommand, client: &Client, format: Format) -> anyhow::Result<()> {
-    let (path, args) = cmd.split();
-    send(client, path, args, format).await
-}
-
-pub async fn run_tasks(cmd: TasksCommand, client: &Client, format: Format) -> anyhow::Result<()> {
-    let (path, args) = cmd.split();
-    send(client, path, args, format).await
 }
 
 #[cfg(test)]

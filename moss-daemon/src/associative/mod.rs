@@ -41,8 +41,6 @@ pub const MAX_CONTEXT_CHARS: usize = 500;
 pub const MAX_WEIGHT: f64 = 100.0;
 /// Most memories a forget by query, slot or context removes without `confirm: true`.
 pub const FORGET_UNCONFIRMED_MAX: usize = 10;
-/// Longest a recall waits for the indexer before answering from the index as it is.
-const INDEX_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Most memories one forget removes.
 pub const FORGET_MAX: usize = 1000;
 
@@ -494,7 +492,7 @@ impl Memories {
         )?;
         let q = rank::Query::from_recall(&req, self.config.memory.recency_half_life_days)?;
         self.touch(req.session.as_deref());
-        self.wait_for_index().await;
+        self.store.await_index(&MEMORIES).await;
         let resp = self
             .store
             .readers
@@ -597,7 +595,7 @@ impl Memories {
         let context = req.context.as_deref().map(norm_context);
         let by_id_given = by_id.is_some();
         if matcher.is_some() {
-            self.wait_for_index().await;
+            self.store.await_index(&MEMORIES).await;
         }
         let rows: Vec<(i64, Memory)> = self
             .store
@@ -686,21 +684,6 @@ impl Memories {
             removed,
             dry_run,
         })
-    }
-
-    /// Waits (at most 5 s) until the full-text index holds every memory written before now.
-    async fn wait_for_index(&self) {
-        let queued = self.store.index_queued(&MEMORIES);
-        if !self
-            .store
-            .index_reached(&MEMORIES, queued, INDEX_WAIT)
-            .await
-        {
-            tracing::warn!(
-                "recall answered from an index still {} changes behind",
-                self.store.index_behind(&MEMORIES)
-            );
-        }
     }
 
     /// `memory_render`.

@@ -6,8 +6,6 @@
 //! applied every text change committed before it started, so a client always finds what it
 //! has just stored.
 
-use std::time::Duration;
-
 use moss_client::capsule::{SearchHit, SearchPage, SearchRequest};
 use rusqlite::types::Value;
 use rusqlite::{Connection, ErrorCode as SqliteCode};
@@ -23,8 +21,6 @@ use crate::{names, page, tags};
 pub const MAX_QUERY_CHARS: usize = 1000;
 /// Visible characters of a snippet, not counting markup and the ellipses.
 pub const SNIPPET_CHARS: usize = 300;
-/// Longest a search waits for the indexer before answering from the index as it is.
-const INDEX_WAIT: Duration = Duration::from_secs(5);
 
 // Markers FTS5's snippet() puts around matches, turned into <b></b> after escaping. Private-use
 // code points: they never come out of the escaping step, so user text cannot forge a tag.
@@ -67,17 +63,7 @@ impl Capsules {
         );
 
         // Read-your-writes: wait for the indexer to apply what was committed before now.
-        let queued = self.store.index_queued(&CAPSULES);
-        if !self
-            .store
-            .index_reached(&CAPSULES, queued, INDEX_WAIT)
-            .await
-        {
-            tracing::warn!(
-                "search answered from an index still {} changes behind",
-                self.store.index_behind(&CAPSULES)
-            );
-        }
+        self.store.await_index(&CAPSULES).await;
 
         self.store
             .readers

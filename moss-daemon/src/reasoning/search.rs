@@ -1,8 +1,6 @@
 //! `branchmind_search`: full-text search over a workspace's entries (notes, trace, cards),
 //! ranked by BM25 with titles weighing 5x, with the same snippets as capsule search.
 
-use std::time::Duration;
-
 use moss_client::reasoning::{
     Budget, ReasoningHit, ReasoningSearchRequest, ReasoningSearchResponse,
 };
@@ -14,9 +12,6 @@ use crate::budget::{self, Fit};
 use crate::capsule::search::{MAX_QUERY_CHARS, SNIPPET_CHARS, query_error, render_snippet};
 use crate::error::{Error, Result};
 use crate::store::fts::REASONING;
-
-/// Longest a search waits for the indexer before answering from the index as it is.
-const INDEX_WAIT: Duration = Duration::from_secs(5);
 
 impl Fit for ReasoningSearchResponse {
     fn units(&self) -> usize {
@@ -58,17 +53,7 @@ impl Reasoning {
             .map(|b| refs::name("branch", b))
             .transpose()?;
         // Read-your-writes: wait for the indexer to apply what was committed before now.
-        let queued = self.store.index_queued(&REASONING);
-        if !self
-            .store
-            .index_reached(&REASONING, queued, INDEX_WAIT)
-            .await
-        {
-            tracing::warn!(
-                "search answered from an index still {} changes behind",
-                self.store.index_behind(&REASONING)
-            );
-        }
+        self.store.await_index(&REASONING).await;
         let resp = self
             .store
             .readers

@@ -122,7 +122,24 @@ impl Store {
     pub async fn index_reached(&self, source: &Source, seq: i64, timeout: Duration) -> bool {
         self.index.reached(source, seq, timeout).await
     }
+
+    /// Read-your-writes for a search of `source`: waits (at most [`SEARCH_INDEX_WAIT`]) until
+    /// its index holds every text change committed before now; past that, the search answers
+    /// from the index as it is, and the lag is logged.
+    pub async fn await_index(&self, source: &Source) {
+        let queued = self.index_queued(source);
+        if !self.index_reached(source, queued, SEARCH_INDEX_WAIT).await {
+            tracing::warn!(
+                "a {} search answered from an index still {} changes behind",
+                source.name,
+                self.index_behind(source)
+            );
+        }
+    }
 }
+
+/// Longest a search waits for the indexer before answering from the index as it is.
+pub const SEARCH_INDEX_WAIT: Duration = Duration::from_secs(5);
 
 /// 0600 on a database file and its `-wal` and `-shm` companions.
 fn restrict_modes(path: &Path) {

@@ -363,6 +363,36 @@ async fn the_graph_is_versioned_filtered_and_validated() {
     assert_eq!(v["ok"], false);
     assert_eq!(v["errors"][0]["code"], "dangling_edge");
     assert_eq!(v["errors"][0]["missing"], "q1");
+    // Errors are bounded by max_errors; error_count still counts them all.
+    apply(
+        &d,
+        ws,
+        "main",
+        json!([{"op": "edge_upsert", "from": "e1", "rel": "cites", "to": "ghost"}]),
+    )
+    .await;
+    let v = ok(
+        &d,
+        "/reasoning/graph/validate",
+        json!({"workspace": ws, "branch": "main", "doc": "graph", "max_errors": 1}),
+    )
+    .await;
+    assert_eq!(
+        (
+            v["errors"].as_array().unwrap().len(),
+            v["error_count"].as_i64(),
+            v["truncated"].as_bool()
+        ),
+        (1, Some(2), Some(true)),
+        "{v}"
+    );
+    apply(
+        &d,
+        ws,
+        "main",
+        json!([{"op": "edge_delete", "from": "e1", "rel": "cites", "to": "ghost"}]),
+    )
+    .await;
 
     // Pagination visits every node once.
     let ops: Vec<Value> = (0..25)
