@@ -211,25 +211,46 @@ pub fn check(
     })
 }
 
+/// The `memory_contexts` rows of a memory: one per normalized context, or one under the empty
+/// context when it has none. The row under the smallest of them is where an upsert looks for
+/// the memory's identity, so the identity needs no index of its own.
+fn context_keys(norm_contexts: &[String]) -> Vec<&str> {
+    if norm_contexts.is_empty() {
+        vec![""]
+    } else {
+        norm_contexts.iter().map(String::as_str).collect()
+    }
+}
+
 /// Writes a memory, or updates the one with the same identity. Returns it, whether it was
 /// created, and what an update changed.
 ///
-/// The insert comes first (most stores are new knowledge): a conflict on the identity means
-/// the memory exists, and only then is it read and updated.
+/// The identity is found with one seek into `memory_contexts`, under the key the insert writes
+/// anyway: the page it reads is the page a new memory dirties.
 pub fn upsert(ctx: &WriteCtx, m: &NewMemory) -> Result<(Memory, bool, Vec<String>)> {
     let identity = m.identity();
     let now = now();
     let seq = ctx.next_seq();
     let tags_json = tags::to_json(m.tags.as_deref());
-    let id = ulid::Ulid::generate().to_string();
-    let contexts_json = serde_json::to_string(&m.contexts).expect("strings serialize");
-    let inserted = ctx
+    let keys = context_keys(&m.norm_contexts);
+    let first = keys.iter().min().copied().unwrap_or("");
+    let existing: Option<i64> = ctx
         .prepare_cached(
+            "SELECT rid FROM memory_contexts
+             WHERE workspace = ?1 AND context = ?2 AND session = ?3 AND identity = ?4",
+        )?
+        .query_row(params![m.workspace, first, m.session, identity], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let Some(rid) = existing else {
+        let id = ulid::Ulid::generate().to_string();
+        let contexts_json = serde_json::to_string(&m.contexts).expect("strings serialize");
+        ctx.prepare_cached(
             "INSERT INTO memories(id, workspace, session, identity, content, contexts_json,
                contexts_text, context_count, slot, weight, tags_json, metadata_json, source, seq,
                created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15)
-             ON CONFLICT(workspace, session, identity) DO NOTHING",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15)",
         )?
         .execute(params![
             id,
@@ -248,13 +269,20 @@ pub fn upsert(ctx: &WriteCtx, m: &NewMemory) -> Result<(Memory, bool, Vec<String
             seq,
             now
         ])?;
-    if inserted == 1 {
         let rid = ctx.last_insert_rowid();
-        for c in &m.norm_contexts {
+        for c in keys {
             ctx.prepare_cached(
-                "INSERT OR IGNORE INTO memory_contexts(workspace, context, rid, basename) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO memory_contexts(workspace, context, session, identity, rid, basename)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?
-            .execute(params![m.workspace, c, rid, basename(c)])?;
+            .execute(params![
+                m.workspace,
+                c,
+                m.session,
+                identity,
+                rid,
+                basename(c)
+            ])?;
         }
         let memory = Memory {
             id,
@@ -273,16 +301,13 @@ pub fn upsert(ctx: &WriteCtx, m: &NewMemory) -> Result<(Memory, bool, Vec<String
             recalled_at: None,
         };
         return Ok((memory, true, Vec::new()));
-    }
-    type Row = (i64, f64, Option<String>, Option<String>, Option<String>);
-    let (rid, weight, old_tags, old_meta, old_source): Row = ctx
+    };
+    type Row = (f64, Option<String>, Option<String>, Option<String>);
+    let (weight, old_tags, old_meta, old_source): Row = ctx
         .prepare_cached(
-            "SELECT rid, weight, tags_json, metadata_json, source FROM memories
-             WHERE workspace = ?1 AND session = ?2 AND identity = ?3",
+            "SELECT weight, tags_json, metadata_json, source FROM memories WHERE rid = ?1",
         )?
-        .query_row(params![m.workspace, m.session, identity], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })?;
+        .query_row([rid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
     let mut changed = Vec::new();
     if weight != m.weight {
         changed.push("weight".to_string());
@@ -320,13 +345,29 @@ fn load_rid(conn: &Connection, rid: i64) -> Result<Memory> {
         .query_row([rid], memory_from_row)?)
 }
 
-/// Removes memories by rid (their contexts with them).
+/// Removes memories by rid, with their `memory_contexts` rows (found by key, not scanned).
 fn delete_rids(ctx: &WriteCtx, rids: &[i64]) -> Result<()> {
     for rid in rids {
-        ctx.prepare_cached("DELETE FROM memory_contexts WHERE rid = ?1")?
-            .execute([rid])?;
-        ctx.prepare_cached("DELETE FROM memories WHERE rid = ?1")?
-            .execute([rid])?;
+        type Row = (String, String, Vec<u8>, String);
+        let row: Option<Row> = ctx
+            .prepare_cached(
+                "DELETE FROM memories WHERE rid = ?1
+                 RETURNING workspace, session, identity, contexts_json",
+            )?
+            .query_row([rid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .optional()?;
+        let Some((ws, session, identity, contexts_json)) = row else {
+            continue;
+        };
+        let contexts: Vec<String> = serde_json::from_str(&contexts_json).unwrap_or_default();
+        let norm: Vec<String> = contexts.iter().map(|c| norm_context(c)).collect();
+        for c in context_keys(&norm) {
+            ctx.prepare_cached(
+                "DELETE FROM memory_contexts
+                 WHERE workspace = ?1 AND context = ?2 AND session = ?3 AND identity = ?4",
+            )?
+            .execute(params![ws, c, session, identity])?;
+        }
     }
     Ok(())
 }
@@ -724,6 +765,84 @@ pub fn memory_from_row_at(r: &Row, at: usize) -> rusqlite::Result<Memory> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_upsert_finds_its_identity_and_a_delete_leaves_no_context_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = crate::store::StoreOptions {
+            durability: crate::config::Durability::Normal,
+            read_pool_size: 2,
+            read_pool_idle: 1,
+        };
+        let (store, _threads) =
+            crate::store::Store::open(&dir.path().join("moss.db"), &opts).unwrap();
+        let req = |content: &str, context: Option<Vec<&str>>, session: Option<&str>| {
+            let r = MemoryStoreRequest {
+                content: content.into(),
+                context: context.map(|v| Contexts::Many(v.into_iter().map(String::from).collect())),
+                persist: session.map(|_| false),
+                session: session.map(String::from),
+                workspace: Some("w".into()),
+                ..Default::default()
+            };
+            check(&r, 1000, None).unwrap()
+        };
+        let cases = [
+            req("two files", Some(vec!["src/B.py", "./src/a.py"]), None),
+            req("no context", None, None),
+            req("no context", None, Some("s1")),
+            req("two files", Some(vec!["src/a.py"]), None),
+        ];
+        let (rids, again) = store
+            .writer
+            .run(move |ctx| {
+                let mut rids = Vec::new();
+                for m in &cases {
+                    let (mem, created, _) = upsert(ctx, m)?;
+                    assert!(created, "{mem:?}");
+                    rids.push(ctx.query_row(
+                        "SELECT rid FROM memories WHERE id = ?1",
+                        [&mem.id],
+                        |r| r.get::<_, i64>(0),
+                    )?);
+                }
+                // The same identity, its contexts in another order: an update.
+                let mut same = cases[0].clone();
+                same.norm_contexts.reverse();
+                same.weight = 2.0;
+                let (_, created, changed) = upsert(ctx, &same)?;
+                let mut none = cases[1].clone();
+                none.weight = 3.0;
+                let (_, created_none, _) = upsert(ctx, &none)?;
+                Ok((rids, (created, changed, created_none)))
+            })
+            .await
+            .unwrap();
+        assert_eq!(again, (false, vec!["weight".to_string()], false));
+        let count = |store: &crate::store::Store| {
+            let store = store.clone();
+            async move {
+                store
+                    .readers
+                    .run(|conn| {
+                        Ok(conn.query_row(
+                            "SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM memory_contexts)",
+                            [],
+                            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                        )?)
+                    })
+                    .await
+                    .unwrap()
+            }
+        };
+        assert_eq!(count(&store).await, (4, 5));
+        store
+            .writer
+            .run(move |ctx| delete_rids(ctx, &rids))
+            .await
+            .unwrap();
+        assert_eq!(count(&store).await, (0, 0));
+    }
 
     #[test]
     fn contexts_normalize() {

@@ -260,9 +260,13 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
             "SELECT rid FROM memory_contexts WHERE workspace IN (?1, ?2) AND context = ?3",
         )?;
         let mut by_base = conn.prepare_cached(
-            "SELECT rid FROM memory_contexts WHERE workspace IN (?1, ?2) AND basename = ?3 AND context != ?3",
+            // Named: without statistics the planner would rather scan the workspace's rows by
+            // the primary key.
+            "SELECT rid FROM memory_contexts INDEXED BY memory_contexts_basename
+             WHERE workspace IN (?1, ?2) AND basename = ?3 AND context != ?3",
         )?;
-        for t in &context_terms {
+        // (Never the empty context: that key holds the memories without one.)
+        for t in context_terms.iter().filter(|t| !t.is_empty()) {
             for rid in exact.query_map(params![ws1, ws2, t], |r| r.get::<_, i64>(0))? {
                 add(rid?, None, ContextMatch::Exact);
             }

@@ -323,6 +323,31 @@ pub const MIGRATIONS: &[&str] = &[
       INSERT INTO memories_fts_queue(doc) VALUES (new.rid);
     END;
     "#,
+    // 6: a memory's identity is looked up in `memory_contexts`, under its smallest normalized
+    // context (or '' when it has none), instead of in a unique index of its own: a store then
+    // touches one B-tree fewer, and the seek reads the page the insert writes. Rows are deleted
+    // by key, never by scanning for a rid.
+    r#"
+    CREATE TABLE memory_contexts_new (
+      workspace TEXT NOT NULL,
+      context   TEXT NOT NULL,
+      session   TEXT NOT NULL,
+      identity  BLOB NOT NULL,
+      rid       INTEGER NOT NULL,
+      basename  TEXT NOT NULL,
+      PRIMARY KEY (workspace, context, session, identity)
+    ) WITHOUT ROWID;
+    INSERT OR IGNORE INTO memory_contexts_new(workspace, context, session, identity, rid, basename)
+      SELECT c.workspace, c.context, m.session, m.identity, c.rid, c.basename
+      FROM memory_contexts c JOIN memories m ON m.rid = c.rid;
+    INSERT OR IGNORE INTO memory_contexts_new(workspace, context, session, identity, rid, basename)
+      SELECT m.workspace, '', m.session, m.identity, m.rid, ''
+      FROM memories m WHERE m.rid NOT IN (SELECT rid FROM memory_contexts);
+    DROP TABLE memory_contexts;
+    ALTER TABLE memory_contexts_new RENAME TO memory_contexts;
+    CREATE INDEX memory_contexts_basename ON memory_contexts(workspace, basename);
+    DROP INDEX memories_identity;
+    "#,
 ];
 
 /// Brings the database up to the latest schema. Refuses a database newer than this build.
@@ -424,6 +449,49 @@ mod tests {
             )
             .unwrap();
         assert_eq!(id, "a");
+    }
+
+    #[test]
+    fn a_version_5_database_keeps_its_memories_findable_by_identity_and_context() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..5] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute_batch(
+            "INSERT INTO memories(rid, id, workspace, session, identity, content, contexts_json,
+               contexts_text, context_count, weight, seq, created_at, updated_at)
+             VALUES (1, 'a', 'w', '', x'01', 'on two files', '[\"A.py\",\"b.py\"]', 'A.py b.py',
+                     2, 1.0, 1, 1, 1),
+                    (2, 'b', 'w', 's', x'02', 'no context', '[]', '', 0, 1.0, 2, 1, 1);
+             INSERT INTO memory_contexts(workspace, context, rid, basename)
+             VALUES ('w', 'a.py', 1, 'a.py'), ('w', 'b.py', 1, 'b.py');",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), MIGRATIONS.len() as u32);
+        let rows: Vec<(String, String, Vec<u8>, i64)> = conn
+            .prepare("SELECT context, session, identity, rid FROM memory_contexts ORDER BY context")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                (String::new(), "s".to_string(), vec![2], 2),
+                ("a.py".to_string(), String::new(), vec![1], 1),
+                ("b.py".to_string(), String::new(), vec![1], 1),
+            ]
+        );
+        let identity_index: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'memories_identity'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(identity_index, 0);
     }
 
     #[test]
