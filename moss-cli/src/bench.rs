@@ -62,6 +62,13 @@ pub struct BenchArgs {
     /// Steps of the task whose radar --reasoning times.
     #[arg(long, default_value_t = 200, requires = "reasoning")]
     steps: u64,
+    /// Measure capsule_watch instead: --clients waiters follow one run while --clients
+    /// writers store into it; the wake-up latency from commit to each waiter's answer.
+    #[arg(long, conflicts_with_all = ["search", "reasoning", "memory"])]
+    watch: bool,
+    /// Writes per second, all writers together, for --watch.
+    #[arg(long, default_value_t = 200.0, requires = "watch")]
+    watch_rate: f64,
 }
 
 /// Figures for one operation.
@@ -249,6 +256,17 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
         })
         .await?;
     let duration = Duration::from_secs_f64(args.duration);
+    if args.watch {
+        return crate::bench_watch::run(
+            client,
+            args.clients,
+            duration,
+            args.size,
+            args.watch_rate,
+            args.json,
+        )
+        .await;
+    }
     if args.memory {
         return crate::bench_memory::run(
             client,

@@ -114,13 +114,36 @@ pub enum CapsuleCommand {
     ///   moss bulk-update --name-prefix tmp- --set-role "" --clear-tags
     #[command(verbatim_doc_comment)]
     BulkUpdate(crate::bulk::BulkUpdateArgs),
-    /// Permanently delete soft-deleted capsules. Cannot be undone.
+    /// Permanently delete soft-deleted capsules, or every capsule of a run. Cannot be undone.
+    ///
+    /// With --run-id, active capsules of the run go too, and only with --confirm (without it,
+    /// the answer says how many would go).
     ///
     /// Examples:
     ///   moss purge
     ///   moss purge --workspace scratch --older-than-days 7
+    ///   moss purge --run-id pr-review-42 --confirm
     #[command(verbatim_doc_comment)]
     Purge(crate::bulk::PurgeArgs),
+    /// Wait for the next capsule change matching the filters (a long poll), or follow them.
+    ///
+    /// Prints one event: created, updated, deleted, or timeout, with a cursor; pass it back
+    /// with --since so that no change is missed between two calls. --follow keeps printing
+    /// events, one JSON line each, until interrupted.
+    ///
+    /// Examples:
+    ///   moss watch --run-id pr-42 --timeout-ms 60000
+    ///   moss watch --workspace myproject --phase review --since 1234
+    ///   moss watch --run-id pr-42 --follow
+    #[command(verbatim_doc_comment)]
+    Watch(crate::bulk::WatchArgs),
+    /// Counts, sizes, phases and roles of capsules, without reading their texts.
+    ///
+    /// Examples:
+    ///   moss stats
+    ///   moss stats --workspace myproject --run-id pr-41,pr-42
+    #[command(verbatim_doc_comment)]
+    Stats(crate::bulk::StatsArgs),
     /// Back up capsules to a JSONL file (mode 0600; replaced atomically, never left partial).
     ///
     /// The file has a header line, then one capsule per line in id order. A bare file name is
@@ -164,7 +187,7 @@ pub struct AddressArgs {
 /// `--run-id`, `--phase`, `--role`.
 #[derive(Debug, Args, Default)]
 pub struct Orchestration {
-    /// Orchestration run id.
+    /// Orchestration run id (as a filter: several, comma-separated).
     #[arg(long)]
     pub run_id: Option<String>,
     /// Workflow phase.
@@ -173,6 +196,13 @@ pub struct Orchestration {
     /// Agent role.
     #[arg(long)]
     pub role: Option<String>,
+}
+
+impl Orchestration {
+    /// The run id as a filter (commas separate several).
+    pub fn runs(&self) -> Option<RunIds> {
+        self.run_id.as_deref().map(RunIds::from)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -254,6 +284,9 @@ pub struct UpdateArgs {
     /// Only update if the capsule's updated_at is still this (else CONFLICT).
     #[arg(long)]
     if_updated_at: Option<i64>,
+    /// Only update if the capsule's revision is still this (else CONFLICT): the precise guard.
+    #[arg(long)]
+    if_revision: Option<i64>,
 }
 
 #[derive(Debug, Args)]
@@ -404,6 +437,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 role: a.orchestration.role,
                 allow_thin: flag(a.allow_thin),
                 if_updated_at: a.if_updated_at,
+                if_revision: a.if_revision,
             };
             print(&client.capsules().update(&req).await?, format)
         }
@@ -426,7 +460,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 workspace: Some(a.workspace),
                 include_text: flag(a.include_text),
                 include_deleted: flag(a.include_deleted),
-                run_id: a.orchestration.run_id,
+                run_id: a.orchestration.runs(),
                 phase: a.orchestration.phase,
                 role: a.orchestration.role,
             };
@@ -438,7 +472,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 limit: a.limit,
                 offset: a.offset,
                 include_deleted: flag(a.include_deleted),
-                run_id: a.orchestration.run_id,
+                run_id: a.orchestration.runs(),
                 phase: a.orchestration.phase,
                 role: a.orchestration.role,
             };
@@ -449,7 +483,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 workspace: a.workspace,
                 tag: a.tag,
                 name_prefix: a.name_prefix,
-                run_id: a.orchestration.run_id,
+                run_id: a.orchestration.runs(),
                 phase: a.orchestration.phase,
                 role: a.orchestration.role,
                 include_deleted: flag(a.include_deleted),
@@ -464,6 +498,8 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
         CapsuleCommand::BulkDelete(a) => crate::bulk::bulk_delete(a, client, format).await,
         CapsuleCommand::BulkUpdate(a) => crate::bulk::bulk_update(a, client, format).await,
         CapsuleCommand::Purge(a) => crate::bulk::purge(a, client, format).await,
+        CapsuleCommand::Watch(a) => crate::bulk::watch(a, client, format).await,
+        CapsuleCommand::Stats(a) => crate::bulk::stats(a, client, format).await,
         CapsuleCommand::Export(a) => crate::transfer::export(a, client, format).await,
         CapsuleCommand::Import(a) => crate::transfer::import(a, client, format).await,
     }

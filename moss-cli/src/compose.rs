@@ -4,7 +4,8 @@ use anyhow::bail;
 use clap::Args;
 use moss_client::Client;
 use moss_client::capsule::{
-    AppendRequest, CapsuleRef, ComposeFormat, ComposeParts, ComposeRequest, StoreAs, StoreMode,
+    AppendPosition, AppendRequest, AppendSection, ComposeFormat, ComposeItem, ComposeParts,
+    ComposePivot, ComposeRequest, RunIds, StoreAs, StoreMode,
 };
 
 use crate::capsule::{AddressArgs, Orchestration, flag, stdin_text};
@@ -27,6 +28,16 @@ pub struct ComposeArgs {
     /// Keep only these sections of each capsule (comma-separated or repeated).
     #[arg(long, value_delimiter = ',')]
     sections: Vec<String>,
+    /// Also every active capsule matching these KEY=VALUE filters (workspace, run_id, phase,
+    /// role, tag; all must match), oldest first, after the --id and --name ones.
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    filters: Vec<String>,
+    /// Group the bundle by section: each section once, every capsule's part under it.
+    #[arg(long, value_parser = ["section"])]
+    pivot: Option<String>,
+    /// Start each capsule's part with `**name** (role):`.
+    #[arg(long)]
+    attribution: bool,
     /// Also store the bundle as a capsule with this name.
     #[arg(long, value_name = "NAME")]
     store_as: Option<String>,
@@ -47,14 +58,34 @@ pub struct ComposeArgs {
 }
 
 pub async fn compose(a: ComposeArgs, client: &Client, format: Format) -> anyhow::Result<()> {
-    let mut items: Vec<CapsuleRef> = a.ids.into_iter().map(CapsuleRef::by_id).collect();
+    let mut items: Vec<ComposeItem> = a.ids.into_iter().map(ComposeItem::by_id).collect();
     items.extend(
         a.names
             .into_iter()
-            .map(|n| CapsuleRef::by_name(a.workspace.clone(), n)),
+            .map(|n| ComposeItem::by_name(a.workspace.clone(), n)),
     );
+    if !a.filters.is_empty() {
+        let mut filter = ComposeItem::default();
+        for kv in &a.filters {
+            let Some((k, v)) = kv.split_once('=') else {
+                bail!("--where takes KEY=VALUE, e.g. --where run_id=pr-42; got {kv:?}");
+            };
+            let v = Some(v.to_string());
+            match k.trim() {
+                "workspace" => filter.workspace = v,
+                "run_id" => filter.run_id = v.as_deref().map(RunIds::from),
+                "phase" => filter.phase = v,
+                "role" => filter.role = v,
+                "tag" => filter.tag = v,
+                other => bail!(
+                    "--where {other:?}: the filter keys are workspace, run_id, phase, role, tag"
+                ),
+            }
+        }
+        items.push(filter);
+    }
     if items.is_empty() {
-        bail!("give the capsules to compose with --id and/or --name");
+        bail!("give the capsules to compose with --id, --name and/or --where");
     }
     let store_as = a.store_as.map(|name| StoreAs {
         name,
@@ -78,6 +109,8 @@ pub async fn compose(a: ComposeArgs, client: &Client, format: Format) -> anyhow:
         }),
         sections: (!a.sections.is_empty()).then_some(a.sections),
         store_as,
+        pivot: a.pivot.map(|_| ComposePivot::Section),
+        include_attribution: a.attribution.then_some(true),
     };
     let resp = client.capsules().compose(&req).await?;
     // For people, a json bundle is shown as its document, indented; `--format json` prints the
@@ -97,31 +130,66 @@ pub struct AppendArgs {
     #[command(flatten)]
     address: AddressArgs,
     /// The section's header text as written, e.g. "Design Reviews" for `## Design Reviews`.
-    #[arg(long)]
-    section: String,
+    #[arg(long, required_unless_present = "add", conflicts_with = "add")]
+    section: Option<String>,
     /// The content to add; read from stdin when omitted.
-    #[arg(long)]
+    #[arg(long, requires = "section")]
     content: Option<String>,
+    /// Several sections at once, all or none: SECTION=CONTENT, repeated.
+    #[arg(long, value_name = "SECTION=CONTENT")]
+    add: Vec<String>,
+    /// Put the content right under the header instead of after the body.
+    #[arg(long)]
+    prepend: bool,
+    /// Only write into sections that still hold a placeholder (else CONFLICT).
+    #[arg(long)]
+    if_placeholder: bool,
+    /// Only if the capsule's revision is still this (else CONFLICT).
+    #[arg(long)]
+    if_revision: Option<i64>,
+    /// Only if the capsule's updated_at is still this (else CONFLICT).
+    #[arg(long)]
+    if_updated_at: Option<i64>,
 }
 
 pub async fn append(a: AppendArgs, client: &Client, format: Format) -> anyhow::Result<()> {
-    let content = match a.content {
-        Some(c) => c,
-        None => match stdin_text()? {
+    let (section, content, sections) = if a.add.is_empty() {
+        let content = match a.content {
             Some(c) => c,
-            None => bail!(
-                "no content: pass --content \"…\" or pipe it in, e.g. \
-                 `echo '- approved' | moss append --name auth --section Reviews`"
-            ),
-        },
+            None => match stdin_text()? {
+                Some(c) => c,
+                None => bail!(
+                    "no content: pass --content \"…\" or pipe it in, e.g. \
+                     `echo '- approved' | moss append --name auth --section Reviews`"
+                ),
+            },
+        };
+        (a.section, Some(content), None)
+    } else {
+        let mut list = Vec::new();
+        for kv in &a.add {
+            let Some((section, content)) = kv.split_once('=') else {
+                bail!("--add takes SECTION=CONTENT, e.g. --add 'Status=implementing'; got {kv:?}");
+            };
+            list.push(AppendSection {
+                section: section.to_string(),
+                content: content.to_string(),
+            });
+        }
+        (None, None, Some(list))
     };
     let (id, workspace, name) = a.address.parts();
     let req = AppendRequest {
         id,
         workspace,
         name,
-        section: a.section,
+        section,
         content,
+        sections,
+        position: a.prepend.then_some(AppendPosition::Prepend),
+        if_placeholder: a.if_placeholder.then_some(true),
+        if_updated_at: a.if_updated_at,
+        if_revision: a.if_revision,
     };
     print(&client.capsules().append(&req).await?, format)
 }

@@ -19,6 +19,7 @@ mod bench;
 mod bench_memory;
 mod bench_reasoning;
 mod bench_search;
+mod bench_watch;
 mod bridge;
 mod bulk;
 mod capsule;
@@ -81,6 +82,7 @@ enum Command {
     ///   moss bench --search --capsules 100000 --clients 4 --duration 10
     ///   moss bench --reasoning --clients 32 --duration 10
     ///   moss bench --memory --memories 100000 --clients 32 --duration 10
+    ///   moss bench --watch --clients 32 --duration 10 --watch-rate 200
     #[command(verbatim_doc_comment)]
     Bench(bench::BenchArgs),
     /// The reasoning memory: notes and trace, branches, the graph, think cards.

@@ -50,6 +50,8 @@ key_value_tables!(
     moss_client::capsule::BulkDeleteResponse,
     moss_client::capsule::BulkUpdateResponse,
     moss_client::capsule::PurgeResponse,
+    moss_client::capsule::WatchResponse,
+    moss_client::capsule::StatsResponse,
     moss_client::capsule::ExportResponse,
     moss_client::capsule::ImportResponse,
     moss_client::daemon::DaemonStatus,

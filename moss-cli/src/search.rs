@@ -35,7 +35,7 @@ pub async fn run(a: SearchArgs, client: &Client, format: Format) -> anyhow::Resu
         query: a.query,
         workspace: a.workspace,
         tag: a.tag,
-        run_id: a.orchestration.run_id,
+        run_id: a.orchestration.runs(),
         phase: a.orchestration.phase,
         role: a.orchestration.role,
         include_deleted: flag(a.include_deleted),

@@ -121,7 +121,12 @@ impl ErrorCode {
     pub fn meaning(self) -> &'static str {
         match self {
             ErrorCode::AmbiguousAddressing => "Both `id` and `workspace`+`name` were provided",
-            ErrorCode::InvalidRequest => "A field is missing, mistyped, unknown or out of range",
+            ErrorCode::InvalidRequest => {
+                "A field is missing, mistyped, unknown or out of range (details.field names it); \
+                 also a capsule_compose whose items expand to more than 50 capsules \
+                 (details.expanded_count: 400 here, not 422) and a capsule_purge by run_id \
+                 without confirm (details.would_purge)"
+            }
             ErrorCode::Unauthorized => "Missing or wrong bearer token",
             ErrorCode::Forbidden => "`Host` or `Origin` is not a loopback name",
             ErrorCode::NotFound => {
@@ -132,9 +137,11 @@ impl ErrorCode {
                 "Name collision on capsule_store or capsule_import with mode:\"error\""
             }
             ErrorCode::Conflict => {
-                "`if_updated_at` does not match the capsule's `updated_at`, an import record \
-                 collides with an existing capsule's id, `expected_revision` is not the \
-                 current revision, or a card id is reused for a different card"
+                "`if_revision` or `if_updated_at` does not match the capsule's (capsule_update, \
+                 capsule_append; details carry the current `revision` and `updated_at`), \
+                 capsule_append's `if_placeholder` finds content, an import record collides \
+                 with an existing capsule's id, `expected_revision` is not the current \
+                 revision, or a card id is reused for a different card"
             }
             ErrorCode::CapsuleTooLarge => "Exceeds `capsule_max_chars`",
             ErrorCode::FileTooLarge => "Import file exceeds max size limit",

@@ -163,7 +163,8 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     }
     let state = AppState(Arc::new(App {
         store: store.clone(),
-        capsules: Capsules::new(store.clone(), config.clone(), &opts.home),
+        capsules: Capsules::new(store.clone(), config.clone(), &opts.home)
+            .stop_on(shutdown.token()),
         reasoning: Reasoning::new(
             store.clone(),
             config.clone(),

@@ -25,6 +25,26 @@ impl Filter {
         self
     }
 
+    /// Adds `column = ?` for one value, `column IN (?, ?, …)` for several; nothing for none.
+    pub fn any(&mut self, column: &str, values: &[String]) -> &mut Self {
+        match values {
+            [] => {}
+            [one] => {
+                self.add(&format!("{column} = ?"), one.clone());
+            }
+            many => {
+                let mut slots = Vec::with_capacity(many.len());
+                for v in many {
+                    self.params.push(Value::Text(v.clone()));
+                    slots.push(format!("?{}", self.params.len()));
+                }
+                self.terms
+                    .push(format!("{column} IN ({})", slots.join(", ")));
+            }
+        }
+        self
+    }
+
     /// Adds a term without a parameter.
     pub fn raw(&mut self, term: &str) -> &mut Self {
         self.terms.push(term.to_string());
@@ -63,6 +83,11 @@ mod tests {
             "WHERE a = ?1 AND deleted_at IS NULL AND (b = ?2 OR c = ?2)"
         );
         assert_eq!(f.params().len(), 2);
+        f.any("run_id", &["r1".into(), "r2".into()]).any("x", &[]);
+        assert_eq!(
+            f.sql(),
+            "WHERE a = ?1 AND deleted_at IS NULL AND (b = ?2 OR c = ?2) AND run_id IN (?3, ?4)"
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::RunIds;
+
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
@@ -20,9 +22,9 @@ pub struct BulkDeleteRequest {
     /// Only capsules whose name starts with this (case-insensitive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_prefix: Option<String>,
-    /// Only capsules of this run.
+    /// Only capsules of these runs: a run id, a list, or run ids separated by commas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
+    pub run_id: Option<RunIds>,
     /// Only capsules of this phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
@@ -54,9 +56,9 @@ pub struct BulkUpdateRequest {
     /// Only capsules whose name starts with this (case-insensitive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_prefix: Option<String>,
-    /// Only capsules of this run.
+    /// Only capsules of these runs: a run id, a list, or run ids separated by commas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
+    pub run_id: Option<RunIds>,
     /// Only capsules of this phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
@@ -82,7 +84,9 @@ pub struct BulkUpdateResponse {
     pub message: String,
 }
 
-/// Arguments of `capsule_purge`: which soft-deleted capsules to delete for good.
+/// Arguments of `capsule_purge`: which capsules to delete for good. Without `run_id`: the
+/// soft-deleted ones (active capsules are never touched). With `run_id`: every capsule of the
+/// run(s), active ones included, and only with `confirm: true`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
@@ -90,9 +94,18 @@ pub struct PurgeRequest {
     /// Only this workspace (default: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Only capsules soft-deleted at least this many days ago (default: any age).
+    /// Only capsules soft-deleted at least this many days ago (default: any age). Not with
+    /// `run_id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub older_than_days: Option<i64>,
+    /// Purge every capsule of these runs, active ones included: a run id, a list, or run ids
+    /// separated by commas. Needs `confirm: true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<RunIds>,
+    /// Required with `run_id`: without it the purge refuses (400 INVALID_REQUEST) and says how
+    /// many capsules it would delete (`details.would_purge`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<bool>,
 }
 
 /// Result of `capsule_purge`.

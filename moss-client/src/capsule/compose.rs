@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{CapsuleHandle, CapsuleRef, FetchKey, StoreMode};
+use super::{CapsuleHandle, FetchKey, RunIds, StoreMode};
 
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
@@ -56,14 +56,74 @@ pub struct StoreAs {
     pub role: Option<String>,
 }
 
+/// How `capsule_compose` groups its bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum ComposePivot {
+    /// Section by section: each section once (`## Decisions`), with every capsule's part of
+    /// it under it, in item order.
+    Section,
+}
+
+/// One item of `capsule_compose`: a ref (`id`, or `workspace` + `name`) or a filter (any of
+/// `workspace`, `run_id`, `phase`, `role`, `tag`, ANDed, without `id`/`name`) that expands to
+/// every matching active capsule, oldest first, at its position.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ComposeItem {
+    /// Capsule id (a ref).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// With `name`: the workspace of the named capsule (default "default"). In a filter: only
+    /// capsules of this workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Capsule name (a ref).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Filter: only capsules of these runs (a run id, a list, or run ids separated by commas).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<RunIds>,
+    /// Filter: only capsules of this phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Filter: only capsules of this role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Filter: only capsules carrying this tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+}
+
+impl ComposeItem {
+    pub fn by_id(id: impl Into<String>) -> Self {
+        ComposeItem {
+            id: Some(id.into()),
+            ..Default::default()
+        }
+    }
+
+    pub fn by_name(workspace: impl Into<String>, name: impl Into<String>) -> Self {
+        ComposeItem {
+            workspace: Some(workspace.into()),
+            name: Some(name.into()),
+            ..Default::default()
+        }
+    }
+}
+
 /// Arguments of `capsule_compose`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ComposeRequest {
-    /// 1 to 50 capsules, each `{"id"}` or `{"workspace","name"}`, in bundle order. All must
-    /// exist (404 NOT_FOUND otherwise, nothing composed).
-    pub items: Vec<CapsuleRef>,
+    /// Refs (`{"id"}` or `{"workspace","name"}`) and filters (`{"run_id": "r1"}`, any of
+    /// workspace, run_id, phase, role, tag), in bundle order; at most 50 capsules once filters
+    /// are expanded. Every ref must exist (404 NOT_FOUND otherwise, nothing composed); a filter
+    /// matching nothing is skipped.
+    pub items: Vec<ComposeItem>,
     /// "markdown" (default) or "json".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<ComposeFormat>,
@@ -74,6 +134,13 @@ pub struct ComposeRequest {
     /// Also store the markdown bundle as a capsule (not with format "json").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_as: Option<StoreAs>,
+    /// "section": group the bundle by section instead of by capsule (markdown only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pivot: Option<ComposePivot>,
+    /// Start each capsule's contribution with `**<title|name|id>** (<role>):` (the role only
+    /// when it has one). Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_attribution: Option<bool>,
 }
 
 /// The document a json-format bundle's `bundle_text` holds.
@@ -123,7 +190,31 @@ impl ComposeResponse {
     }
 }
 
-/// Arguments of `capsule_append`. Address with `id` or `workspace` + `name`.
+/// Where `capsule_append` puts content in a section that already has some.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum AppendPosition {
+    /// After the section's body (default).
+    #[default]
+    Append,
+    /// Right under the section's header, before its body (latest at the top).
+    Prepend,
+}
+
+/// One section's content in a multi-section `capsule_append`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AppendSection {
+    /// The header text, as for the single-section form.
+    pub section: String,
+    /// Markdown to add.
+    pub content: String,
+}
+
+/// Arguments of `capsule_append`. Address with `id` or `workspace` + `name`; give `section` and
+/// `content`, or `sections`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
@@ -139,10 +230,42 @@ pub struct AppendRequest {
     pub name: Option<String>,
     /// The markdown header to append under, as written but without `#`s (e.g. "Status" for
     /// `## Status`); matched exactly, case-insensitively, no synonyms.
-    pub section: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
     /// Markdown to add. Replaces a placeholder body (`(pending)`, `TBD`, `N/A`, `-`, `none`);
-    /// otherwise goes after the existing body, separated by a blank line.
-    pub content: String,
+    /// otherwise goes after the existing body (or before it with `position: "prepend"`),
+    /// separated by a blank line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Several sections at once, instead of `section` + `content`: applied in order, all or
+    /// none (any failure writes nothing), each with the placeholder rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sections: Option<Vec<AppendSection>>,
+    /// "append" (default) or "prepend": where content goes in a section that has a body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<AppendPosition>,
+    /// Write only into sections whose body is still a placeholder (first-write semantics);
+    /// otherwise 409 CONFLICT naming the section, nothing written. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub if_placeholder: Option<bool>,
+    /// Only append if the capsule's `updated_at` still equals this; otherwise 409 CONFLICT
+    /// with the current `updated_at` and `revision`, nothing written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub if_updated_at: Option<i64>,
+    /// Only append if the capsule's `revision` still equals this (the precise guard);
+    /// otherwise 409 CONFLICT with the current `revision`, nothing written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub if_revision: Option<i64>,
+}
+
+/// What `capsule_append` did to one section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct AppendHit {
+    /// The header line that was hit, e.g. `## Design Reviews`.
+    pub section_hit: String,
+    /// True if a placeholder body was replaced, false if the content was added to the body.
+    pub replaced: bool,
 }
 
 /// Result of `capsule_append`.
@@ -153,8 +276,15 @@ pub struct AppendResponse {
     /// Absent for an unnamed capsule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fetch_key: Option<FetchKey>,
-    /// The header line that was hit, e.g. `## Design Reviews`.
+    /// The header line that was hit, e.g. `## Design Reviews` (the first section's, with
+    /// `sections`).
     pub section_hit: String,
-    /// True if a placeholder body was replaced, false if the content was appended.
+    /// True if a placeholder body was replaced (the first section's, with `sections`).
     pub replaced: bool,
+    /// Every section written, in request order.
+    pub sections: Vec<AppendHit>,
+    /// The capsule's revision after the append.
+    pub revision: i64,
+    /// The capsule's `updated_at` after the append.
+    pub updated_at: i64,
 }

@@ -9,6 +9,7 @@ mod bulk;
 mod compose;
 mod search;
 mod transfer;
+mod watch;
 
 use serde::{Deserialize, Serialize};
 
@@ -19,12 +20,15 @@ pub use bulk::{
     PurgeResponse,
 };
 pub use compose::{
-    AppendRequest, AppendResponse, ComposeFormat, ComposePart, ComposeParts, ComposeRequest,
-    ComposeResponse, StoreAs,
+    AppendHit, AppendPosition, AppendRequest, AppendResponse, AppendSection, ComposeFormat,
+    ComposeItem, ComposePart, ComposeParts, ComposePivot, ComposeRequest, ComposeResponse, StoreAs,
 };
 pub use search::{SearchHit, SearchPage, SearchRequest};
 pub use transfer::{
     ExportRequest, ExportResponse, ImportMode, ImportRecordError, ImportRequest, ImportResponse,
+};
+pub use watch::{
+    StatsRequest, StatsResponse, WatchChange, WatchEvent, WatchRequest, WatchResponse,
 };
 
 #[cfg(feature = "schema")]
@@ -42,6 +46,53 @@ pub struct FetchKey {
     pub moss_workspace: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moss_id: Option<String>,
+}
+
+/// One run id or several, as a filter: `"r1"`, `["r1", "r2"]`, or `"r1,r2"` (a comma separates
+/// run ids, so that a list also fits in a query string; it is sent that way).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(untagged)]
+pub enum RunIds {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl RunIds {
+    /// The run ids: split on commas, trimmed, blanks dropped, duplicates kept once.
+    pub fn to_vec(&self) -> Vec<String> {
+        let parts: Vec<&String> = match self {
+            RunIds::One(s) => vec![s],
+            RunIds::Many(v) => v.iter().collect(),
+        };
+        let mut out: Vec<String> = Vec::new();
+        for p in parts {
+            for id in p.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                if !out.iter().any(|o| o == id) {
+                    out.push(id.to_string());
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Serialize for RunIds {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_vec().join(","))
+    }
+}
+
+impl From<&str> for RunIds {
+    fn from(s: &str) -> Self {
+        RunIds::One(s.to_string())
+    }
+}
+
+impl From<Vec<String>> for RunIds {
+    fn from(v: Vec<String>) -> Self {
+        RunIds::Many(v)
+    }
 }
 
 /// How `capsule_store` treats an active capsule that already holds the name.
@@ -136,6 +187,12 @@ pub struct StoreRequest {
 pub struct CapsuleHandle {
     pub id: String,
     pub fetch_key: FetchKey,
+    /// The capsule's revision after this write (for `if_revision`).
+    #[serde(default)]
+    pub revision: i64,
+    /// The capsule's `updated_at` after this write (for `if_updated_at`).
+    #[serde(default)]
+    pub updated_at: i64,
 }
 
 /// Arguments of `capsule_fetch`.
@@ -197,6 +254,10 @@ pub struct Capsule {
     pub updated_at: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<i64>,
+    /// 1 when stored, then one more with every change (update, append, delete, bulk change,
+    /// replace): the precise guard for `if_revision`.
+    #[serde(default)]
+    pub revision: i64,
     pub fetch_key: FetchKey,
 }
 
@@ -272,9 +333,14 @@ pub struct UpdateRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_thin: Option<bool>,
     /// Only update if the capsule's `updated_at` still equals this (optimistic concurrency);
-    /// otherwise 409 CONFLICT with the current value.
+    /// otherwise 409 CONFLICT with the current `updated_at` and `revision`, nothing written.
+    /// Seconds: two changes in one second look alike, so prefer `if_revision`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub if_updated_at: Option<i64>,
+    /// Only update if the capsule's `revision` still equals this (the precise guard); otherwise
+    /// 409 CONFLICT with the current `revision` and `updated_at`, nothing written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub if_revision: Option<i64>,
 }
 
 /// Arguments of `capsule_delete` (soft delete).
@@ -323,9 +389,9 @@ pub struct LatestRequest {
     /// Consider soft-deleted capsules too, purely by `updated_at`. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_deleted: Option<bool>,
-    /// Only capsules of this run.
+    /// Only capsules of these runs: a run id, a list, or run ids separated by commas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
+    pub run_id: Option<RunIds>,
     /// Only capsules of this phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
@@ -362,9 +428,9 @@ pub struct ListRequest {
     /// Include soft-deleted capsules. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_deleted: Option<bool>,
-    /// Only capsules of this run.
+    /// Only capsules of these runs: a run id, a list, or run ids separated by commas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
+    pub run_id: Option<RunIds>,
     /// Only capsules of this phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
@@ -391,9 +457,9 @@ pub struct InventoryRequest {
     /// Only capsules whose name starts with this (case-insensitive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_prefix: Option<String>,
-    /// Only capsules of this run.
+    /// Only capsules of these runs: a run id, a list, or run ids separated by commas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
+    pub run_id: Option<RunIds>,
     /// Only capsules of this phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FetchKey, Pagination};
+use super::{FetchKey, Pagination, RunIds};
 
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
@@ -26,9 +26,9 @@ pub struct SearchRequest {
     /// Only capsules carrying this tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
-    /// Only capsules of this run.
+    /// Only capsules of these runs: a run id, a list, or run ids separated by commas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
+    pub run_id: Option<RunIds>,
     /// Only capsules of this phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,

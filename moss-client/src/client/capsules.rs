@@ -10,7 +10,8 @@ use crate::capsule::{
     DeleteRequest, DeleteResponse, ExportRequest, ExportResponse, FetchManyRequest,
     FetchManyResponse, FetchRequest, ImportRequest, ImportResponse, InventoryRequest,
     LatestRequest, LatestResponse, ListRequest, PurgeRequest, PurgeResponse, SearchPage,
-    SearchRequest, StoreRequest, UpdateRequest,
+    SearchRequest, StatsRequest, StatsResponse, StoreRequest, UpdateRequest, WatchRequest,
+    WatchResponse,
 };
 
 /// The capsule operations of a [`Client`] ([`Client::capsules`]). Cheap: a reference.
@@ -209,6 +210,28 @@ impl Capsules<'_> {
                 self.client
                     .request(Method::POST, "/capsules/purge")
                     .json(req),
+            )
+            .await
+    }
+
+    /// `capsule_watch`: `GET /capsules/watch`, a long poll of up to `timeout_ms`.
+    pub async fn watch(&self, req: &WatchRequest) -> Result<WatchResponse, ClientError> {
+        self.client
+            .send(
+                self.client
+                    .request(Method::GET, "/capsules/watch")
+                    .query(req),
+            )
+            .await
+    }
+
+    /// `capsule_stats`: `GET /capsules/stats`.
+    pub async fn stats(&self, req: &StatsRequest) -> Result<StatsResponse, ClientError> {
+        self.client
+            .send(
+                self.client
+                    .request(Method::GET, "/capsules/stats")
+                    .query(req),
             )
             .await
     }

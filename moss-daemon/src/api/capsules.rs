@@ -27,6 +27,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(bulk_delete))
         .routes(routes!(bulk_update))
         .routes(routes!(purge))
+        .routes(routes!(watch))
+        .routes(routes!(stats))
         .routes(routes!(export))
         .routes(routes!(import))
         .routes(routes!(fetch_by_name, update_by_name, delete_by_name))
@@ -252,6 +254,36 @@ pub async fn inventory(
     Params(req): Params<InventoryRequest>,
 ) -> Result<Json<CapsulePage>> {
     s.capsules.inventory(req).await.map(Json)
+}
+
+#[utoipa::path(
+    get,
+    path = "/capsules/watch",
+    tag = "capsule",
+    operation_id = "capsule_watch",
+    params(WatchRequest),
+    responses((status = 200, description = "capsule_watch: the next matching change after `since`, or a timeout", body = WatchResponse))
+)]
+pub async fn watch(
+    State(s): State<AppState>,
+    Params(req): Params<WatchRequest>,
+) -> Result<Json<WatchResponse>> {
+    s.capsules.watch(req).await.map(Json)
+}
+
+#[utoipa::path(
+    get,
+    path = "/capsules/stats",
+    tag = "capsule",
+    operation_id = "capsule_stats",
+    params(StatsRequest),
+    responses((status = 200, description = "capsule_stats: counts, sizes, phases and roles", body = StatsResponse))
+)]
+pub async fn stats(
+    State(s): State<AppState>,
+    Params(req): Params<StatsRequest>,
+) -> Result<Json<StatsResponse>> {
+    s.capsules.stats(req).await.map(Json)
 }
 
 #[utoipa::path(

@@ -4,12 +4,13 @@
 
 use moss_client::capsule::{
     BulkDeleteRequest, BulkDeleteResponse, BulkUpdateRequest, BulkUpdateResponse, PurgeRequest,
-    PurgeResponse,
+    PurgeResponse, RunIds,
 };
 use rusqlite::Connection;
 use rusqlite::types::Value;
+use serde_json::json;
 
-use super::{Capsules, orchestration};
+use super::{Capsules, orchestration, run_ids};
 use crate::error::{Error, Result};
 use crate::sql_filter::{Filter, given};
 use crate::store::{WriteCtx, now};
@@ -28,10 +29,10 @@ fn select(
     workspace: Option<&str>,
     tag: Option<&str>,
     name_prefix: Option<&str>,
-    run_id: Option<&str>,
+    run_id: Option<&RunIds>,
     phase: Option<&str>,
     role: Option<&str>,
-) -> Option<Selection> {
+) -> Result<Selection> {
     let mut f = Filter::default();
     let mut described = Vec::new();
     f.raw("deleted_at IS NULL");
@@ -50,8 +51,11 @@ fn select(
         );
         described.push(format!("name_prefix={prefix:?}"));
     }
-    described.extend(orchestration(&mut f, run_id, phase, role));
-    (!described.is_empty()).then(|| Selection {
+    described.extend(orchestration(&mut f, run_id, phase, role)?);
+    if described.is_empty() {
+        return Err(Error::invalid(NO_FILTER));
+    }
+    Ok(Selection {
         filter: f,
         described: described.join(", "),
     })
@@ -88,7 +92,8 @@ fn update_each(
 ) -> Result<()> {
     let n = values.len();
     let sql = format!(
-        "UPDATE capsules SET {assignments}, updated_at = ?{}, seq = ?{} WHERE id = ?{}",
+        "UPDATE capsules SET {assignments}, updated_at = ?{}, seq = ?{}, revision = revision + 1
+         WHERE id = ?{}",
         n + 1,
         n + 2,
         n + 3
@@ -101,6 +106,9 @@ fn update_each(
         params.push(Value::Text(id.clone()));
         stmt.execute(rusqlite::params_from_iter(params.iter()))?;
     }
+    if !ids.is_empty() {
+        conn.capsules_changed();
+    }
     Ok(())
 }
 
@@ -111,11 +119,10 @@ impl Capsules {
             req.workspace.as_deref(),
             req.tag.as_deref(),
             req.name_prefix.as_deref(),
-            req.run_id.as_deref(),
+            req.run_id.as_ref(),
             req.phase.as_deref(),
             req.role.as_deref(),
-        )
-        .ok_or_else(|| Error::invalid(NO_FILTER))?;
+        )?;
         self.store
             .writer
             .run(move |conn| {
@@ -138,11 +145,10 @@ impl Capsules {
             req.workspace.as_deref(),
             req.tag.as_deref(),
             req.name_prefix.as_deref(),
-            req.run_id.as_deref(),
+            req.run_id.as_ref(),
             req.phase.as_deref(),
             req.role.as_deref(),
-        )
-        .ok_or_else(|| Error::invalid(NO_FILTER))?;
+        )?;
         let mut assignments = Vec::new();
         let mut values = Vec::new();
         let mut described = Vec::new();
@@ -197,11 +203,28 @@ impl Capsules {
     }
 
     /// `capsule_purge`: permanently delete soft-deleted capsules, optionally of one workspace
-    /// and deleted at least `older_than_days` ago.
+    /// and deleted at least `older_than_days` ago; or, with `run_id` and `confirm`, every
+    /// capsule of the runs, active ones included.
     pub async fn purge(&self, req: PurgeRequest) -> Result<PurgeResponse> {
         let mut f = Filter::default();
-        f.raw("deleted_at IS NOT NULL");
         let mut described = Vec::new();
+        let runs = run_ids(req.run_id.as_ref())?;
+        if runs.is_empty() {
+            f.raw("deleted_at IS NOT NULL");
+        } else {
+            if req.older_than_days.is_some() {
+                return Err(Error::invalid_field(
+                    "older_than_days",
+                    "older_than_days selects soft-deleted capsules; a purge by run_id deletes \
+                     every capsule of the run. Give one or the other",
+                ));
+            }
+            f.any("run_id", &runs);
+            described.push(match runs.as_slice() {
+                [one] => format!("of run {one:?}"),
+                many => format!("of runs {many:?}"),
+            });
+        }
         if let Some(ws) = req
             .workspace
             .as_deref()
@@ -223,6 +246,40 @@ impl Capsules {
                 f.add("deleted_at <= ?", cutoff);
                 described.push(format!("deleted at least {d} days ago"));
             }
+        }
+        if !runs.is_empty() && !req.confirm.unwrap_or(false) {
+            let sql = format!(
+                "SELECT count(*), count(deleted_at) FROM capsules {}",
+                f.sql()
+            );
+            let params = f.params().to_vec();
+            let (n, deleted): (i64, i64) = self
+                .store
+                .readers
+                .run(move |conn| {
+                    Ok(conn
+                        .prepare(&sql)?
+                        .query_row(rusqlite::params_from_iter(params.iter()), |r| {
+                            Ok((r.get(0)?, r.get(1)?))
+                        })?)
+                })
+                .await?;
+            return Err(Error::invalid_field(
+                "confirm",
+                format!(
+                    "a purge by run_id deletes every capsule of the run for good, active ones \
+                     included: it would delete {n} {} {} ({} active). Repeat with confirm: true",
+                    plural(n),
+                    described.join(" "),
+                    n - deleted
+                ),
+            )
+            .with_details(json!({
+                "field": "confirm",
+                "would_purge": n,
+                "active": n - deleted,
+                "run_id": runs,
+            })));
         }
         self.store
             .writer

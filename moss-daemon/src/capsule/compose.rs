@@ -3,15 +3,109 @@
 
 use moss_client::ErrorCode;
 use moss_client::capsule::{
-    Capsule, ComposeFormat, ComposePart, ComposeParts, ComposeRequest, ComposeResponse,
-    StoreRequest,
+    Capsule, ComposeFormat, ComposeItem, ComposePart, ComposeParts, ComposePivot, ComposeRequest,
+    ComposeResponse, StoreRequest,
 };
+use rusqlite::Connection;
 use serde_json::json;
 
 use super::fields::Address;
-use super::{Capsules, FETCH_MANY_MAX, Wanted, not_found, query, sections};
+use super::{Capsules, FETCH_MANY_MAX, Wanted, not_found, orchestration, query, sections};
 use crate::cancel::{self, Cancel};
 use crate::error::{Error, Result};
+use crate::sql_filter::{Filter, given};
+use crate::{names, tags};
+
+/// A compose item, resolved: one capsule, or a filter expanding to many.
+enum Item {
+    Ref(Address),
+    Filter(Filter),
+}
+
+/// Classifies `items[i]`: a ref has `id` or `name`; a filter has any of workspace, run_id,
+/// phase, role, tag and neither; both is ambiguous, neither is empty.
+fn item(i: usize, it: &ComposeItem) -> Result<Item> {
+    let is_ref = given(it.id.as_deref()).is_some() || given(it.name.as_deref()).is_some();
+    let run_given = it.run_id.as_ref().is_some_and(|r| !r.to_vec().is_empty());
+    let filter_fields: Vec<&str> = [
+        ("run_id", run_given),
+        ("phase", given(it.phase.as_deref()).is_some()),
+        ("role", given(it.role.as_deref()).is_some()),
+        ("tag", given(it.tag.as_deref()).is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(n, g)| g.then_some(n))
+    .collect();
+    let at = |mut e: Error| {
+        e.0.message = format!("items[{i}]: {}", e.0.message);
+        e
+    };
+    if is_ref {
+        if !filter_fields.is_empty() {
+            return Err(Error::invalid_field(
+                &format!("items[{i}]"),
+                format!(
+                    "items[{i}] is ambiguous: it names a capsule (id/name) and has filter fields \
+                     ({}); give a ref or a filter, not both",
+                    filter_fields.join(", ")
+                ),
+            ));
+        }
+        return Address::resolve(
+            it.id.as_deref(),
+            it.workspace.as_deref(),
+            it.name.as_deref(),
+        )
+        .map(Item::Ref)
+        .map_err(at);
+    }
+    let ws = given(it.workspace.as_deref());
+    if filter_fields.is_empty() && ws.is_none() {
+        return Err(Error::invalid_field(
+            &format!("items[{i}]"),
+            format!(
+                "items[{i}] is empty: give a ref ({{\"id\"}} or {{\"workspace\",\"name\"}}) or a \
+                 filter (any of workspace, run_id, phase, role, tag)"
+            ),
+        ));
+    }
+    let mut f = Filter::default();
+    f.raw("deleted_at IS NULL");
+    if let Some(ws) = ws {
+        f.add("workspace_norm = ?", names::normalize(ws));
+    }
+    tags::filter(&mut f, "capsules.tags_json", it.tag.as_deref());
+    orchestration(
+        &mut f,
+        it.run_id.as_ref(),
+        it.phase.as_deref(),
+        it.role.as_deref(),
+    )
+    .map_err(at)?;
+    Ok(Item::Filter(f))
+}
+
+/// How many capsules `f` selects.
+fn count(conn: &Connection, f: &Filter) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT count(*) FROM capsules {}", f.sql()))?
+        .query_row(rusqlite::params_from_iter(f.params().iter()), |r| r.get(0))?)
+}
+
+/// The capsules `f` selects, with their text, oldest first.
+fn expand(conn: &Connection, f: &Filter) -> Result<Vec<Capsule>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {} FROM capsules {} ORDER BY created_at, seq",
+            query::FULL_COLS,
+            f.sql()
+        ))?
+        .query_map(
+            rusqlite::params_from_iter(f.params().iter()),
+            query::capsule_from_row,
+        )?
+        .collect::<rusqlite::Result<_>>()?)
+}
 
 impl Capsules {
     /// `capsule_compose`.
@@ -24,11 +118,24 @@ impl Capsules {
         let format = req.format.unwrap_or_default();
         if req.items.is_empty() || req.items.len() > FETCH_MANY_MAX {
             return Err(Error::invalid(format!(
-                "items must hold 1 to {FETCH_MANY_MAX} refs, got {}",
+                "items must hold 1 to {FETCH_MANY_MAX} refs or filters, got {}",
                 req.items.len()
             ))
             .with_details(
                 json!({ "max_items": FETCH_MANY_MAX, "actual_items": req.items.len() }),
+            ));
+        }
+        let pivot = req.pivot;
+        let attribution = req.include_attribution.unwrap_or(false);
+        if format == ComposeFormat::Json && (pivot.is_some() || attribution) {
+            return Err(Error::invalid_field(
+                if pivot.is_some() {
+                    "pivot"
+                } else {
+                    "include_attribution"
+                },
+                "pivot and include_attribution shape a markdown bundle; format \"json\" already \
+                 carries each part's id, name and display_name. Use format \"markdown\"",
             ));
         }
         if let Some(store_as) = &req.store_as {
@@ -61,26 +168,46 @@ impl Capsules {
                 Some(cleaned)
             }
         };
-        // Resolve every address first: a malformed ref fails before any read.
-        let addrs = req
+        // Classify every item first: a malformed one fails before any read.
+        let items = req
             .items
             .iter()
             .enumerate()
-            .map(|(i, r)| {
-                Address::resolve(r.id.as_deref(), r.workspace.as_deref(), r.name.as_deref())
-                    .map_err(|mut e| {
-                        e.0.message = format!("items[{i}]: {}", e.0.message);
-                        e
-                    })
-            })
+            .map(|(i, it)| item(i, it))
             .collect::<Result<Vec<_>>>()?;
         let capsules: Vec<Capsule> = self
             .store
             .readers
             .run(move |conn| {
-                let mut out = Vec::with_capacity(addrs.len());
-                for (i, addr) in addrs.iter().enumerate() {
+                // Expanded, the items must stay within the limit: counted before any is read.
+                let mut expanded = 0i64;
+                for it in &items {
                     cancel.check("compose")?;
+                    expanded += match it {
+                        Item::Ref(_) => 1,
+                        Item::Filter(f) => count(conn, f)?,
+                    };
+                }
+                if expanded > FETCH_MANY_MAX as i64 {
+                    return Err(Error::invalid(format!(
+                        "the items expand to {expanded} capsules; at most {FETCH_MANY_MAX} can be \
+                         composed. Narrow the filters (phase, role, tag) or split the compose"
+                    ))
+                    .with_details(json!({
+                        "max_items": FETCH_MANY_MAX,
+                        "expanded_count": expanded,
+                    })));
+                }
+                let mut out = Vec::with_capacity(expanded as usize);
+                for (i, it) in items.iter().enumerate() {
+                    cancel.check("compose")?;
+                    let addr = match it {
+                        Item::Filter(f) => {
+                            out.extend(expand(conn, f)?);
+                            continue;
+                        }
+                        Item::Ref(addr) => addr,
+                    };
                     let c = query::find(conn, addr, false, true)
                         .and_then(|c| c.ok_or_else(|| not_found(conn, addr, Wanted::ReadActive)))
                         .map_err(|e| {
@@ -99,14 +226,16 @@ impl Capsules {
                 Ok(out)
             })
             .await?;
+        let roles: Vec<Option<String>> = capsules.iter().map(|c| c.role.clone()).collect();
 
         let parts: Vec<ComposePart> = capsules
             .into_iter()
             .map(|c| {
                 let full = c.capsule_text.unwrap_or_default();
                 let text = match &wanted {
-                    None => full,
-                    Some(w) => only_sections(&full, w),
+                    // Pivoted, every capsule's whole text is regrouped below.
+                    Some(w) if pivot.is_none() => only_sections(&full, w),
+                    _ => full,
                 };
                 ComposePart {
                     display_name: c
@@ -136,10 +265,14 @@ impl Capsules {
             .with_details(json!({ "max_chars": max, "actual_chars": chars }))
         };
         // Both formats answer the bundle as text, and the size limit applies to that text.
-        let bundle = match format {
-            ComposeFormat::Json => serde_json::to_string(&ComposeParts { parts })
+        let bundle = match (format, pivot) {
+            (ComposeFormat::Json, _) => serde_json::to_string(&ComposeParts { parts })
                 .map_err(|e| Error::internal("serializing the json bundle", e))?,
-            ComposeFormat::Markdown => markdown(&parts),
+            (ComposeFormat::Markdown, Some(ComposePivot::Section)) => {
+                by_section(&parts, &roles, wanted.as_deref(), attribution)
+            }
+            (ComposeFormat::Markdown, None) if attribution => markdown_attributed(&parts, &roles),
+            (ComposeFormat::Markdown, None) => markdown(&parts),
         };
         let chars = bundle.chars().count() as i64;
         if chars > max {
@@ -159,7 +292,9 @@ impl Capsules {
                     phase: s.phase,
                     role: s.role,
                     mode: s.mode,
-                    allow_thin: Some(s.allow_thin.unwrap_or(false) || wanted.is_some()),
+                    allow_thin: Some(
+                        s.allow_thin.unwrap_or(false) || wanted.is_some() || pivot.is_some(),
+                    ),
                 })
                 .await?,
             ),
@@ -181,6 +316,117 @@ pub fn markdown(parts: &[ComposePart]) -> String {
         .map(|p| format!("## {}\n\n{}", p.display_name, p.text))
         .collect::<Vec<_>>()
         .join("\n\n---\n\n")
+}
+
+/// `**<display_name>** (<role>):`, the role only when there is one.
+fn attribution_line(display_name: &str, role: Option<&str>) -> String {
+    match role {
+        Some(r) => format!("**{display_name}** ({r}):"),
+        None => format!("**{display_name}**:"),
+    }
+}
+
+/// The markdown bundle with each capsule's block opened by its attribution line.
+pub fn markdown_attributed(parts: &[ComposePart], roles: &[Option<String>]) -> String {
+    parts
+        .iter()
+        .zip(roles)
+        .map(|(p, role)| {
+            format!(
+                "## {}\n\n{}\n\n{}",
+                p.display_name,
+                attribution_line(&p.display_name, role.as_deref()),
+                p.text
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n---\n\n")
+}
+
+/// The sections a capsule contributes to a pivot when no `sections` are named: those at its
+/// section level, the shallowest level with two headers or more (so a `# Title` above the
+/// `##` sections is not one section holding everything).
+fn pivot_sections(text: &str) -> Vec<sections::Section> {
+    let all = sections::sections(text);
+    let level = (1..=6)
+        .find(|l| all.iter().filter(|s| s.level == *l).count() >= 2)
+        .or_else(|| all.iter().map(|s| s.level).min())
+        .unwrap_or(2);
+    all.into_iter().filter(|s| s.level == level).collect()
+}
+
+/// The section-pivoted bundle: each section once, in encounter order (the first capsule's
+/// order, then sections only later capsules have), restricted to `wanted` when given; under
+/// it, each capsule's body of that section in item order, with an attribution line when
+/// asked. A body that is empty or a placeholder is left out, unless no capsule has content for
+/// the section.
+pub fn by_section(
+    parts: &[ComposePart],
+    roles: &[Option<String>],
+    wanted: Option<&[String]>,
+    attribution: bool,
+) -> String {
+    // (title as first written, then per part its body)
+    let mut order: Vec<(String, Vec<Option<String>>)> = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        let found: Vec<sections::Section> = match wanted {
+            None => pivot_sections(&p.text),
+            // In the capsule's own order: the first capsule's order wins.
+            Some(w) => sections::sections(&p.text)
+                .into_iter()
+                .filter(|s| w.iter().any(|w| sections::matches(s, w)))
+                .collect(),
+        };
+        for s in found {
+            let body = s.body(&p.text).trim_matches('\n').trim_end().to_string();
+            let slot = match order
+                .iter()
+                .position(|(t, _)| t.to_lowercase() == s.title.to_lowercase())
+            {
+                Some(k) => k,
+                None => {
+                    order.push((s.title.clone(), vec![None; parts.len()]));
+                    order.len() - 1
+                }
+            };
+            if order[slot].1[i].is_none() {
+                order[slot].1[i] = Some(body);
+            }
+        }
+    }
+    if let Some(w) = wanted {
+        // Named sections come in the order the first capsule having them gives; sections no
+        // capsule has are absent.
+        order.retain(|(t, _)| {
+            w.iter()
+                .any(|w| w.trim().to_lowercase() == t.to_lowercase())
+        });
+    }
+    let mut out = Vec::new();
+    for (title, bodies) in order {
+        let has_content = |b: &str| !b.trim().is_empty() && !sections::is_placeholder(b);
+        let any = bodies.iter().flatten().any(|b| has_content(b));
+        let mut block = format!("## {title}");
+        for (i, body) in bodies.iter().enumerate() {
+            let Some(body) = body else { continue };
+            if any && !has_content(body) {
+                continue;
+            }
+            block.push_str("\n\n");
+            if attribution {
+                block.push_str(&attribution_line(
+                    &parts[i].display_name,
+                    roles[i].as_deref(),
+                ));
+                block.push('\n');
+            }
+            block.push_str(body);
+        }
+        out.push(block);
+    }
+    let mut text = out.join("\n\n");
+    text.push('\n');
+    text
 }
 
 /// The sections of `text` named in `wanted`, in the order `wanted` lists them, each with its
@@ -256,6 +502,48 @@ mod tests {
             text: text.into(),
             chars: text.chars().count() as i64,
         }
+    }
+
+    #[test]
+    fn a_pivot_groups_by_section_in_encounter_order_with_attribution() {
+        let parts = [
+            part(
+                "security",
+                "## Objective\nsec\n## Decisions\n- parameterize\n## Open questions\n- admin?\n",
+            ),
+            part(
+                "perf",
+                "## Decisions\n- N+1\n- index\n## Open questions\nTBD\n## Extra\ne\n",
+            ),
+        ];
+        let roles = [Some("security-reviewer".to_string()), None];
+        let wanted = ["Open questions".to_string(), "decisions".to_string()];
+        assert_eq!(
+            by_section(&parts, &roles, Some(&wanted), true),
+            "## Decisions\n\n**security** (security-reviewer):\n- parameterize\n\n**perf**:\n- N+1\n- index\n\n\
+             ## Open questions\n\n**security** (security-reviewer):\n- admin?\n"
+        );
+        // Without a filter: every section, first capsule's order first; no attribution.
+        assert_eq!(
+            by_section(&parts, &roles, None, false),
+            "## Objective\n\nsec\n\n## Decisions\n\n- parameterize\n\n- N+1\n- index\n\n\
+             ## Open questions\n\n- admin?\n\n## Extra\n\ne\n"
+        );
+        // A section nobody filled is kept, with its placeholders.
+        let empty = [
+            part("a", "## Status\nTBD\n"),
+            part("b", "## Status\n(pending)\n"),
+        ];
+        assert_eq!(
+            by_section(&empty, &[None, None], None, false),
+            "## Status\n\nTBD\n\n(pending)\n"
+        );
+        // A `# Title` above the sections is not a section of its own.
+        let titled = [part("t", "# Handoff\n## A\na\n## B\nb\n")];
+        assert_eq!(
+            by_section(&titled, &[None], None, false),
+            "## A\n\na\n\n## B\n\nb\n"
+        );
     }
 
     #[test]

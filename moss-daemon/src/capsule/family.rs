@@ -58,7 +58,8 @@ const TOOLS: &[Tool] = &[
         "Update an active capsule's text (linted and size-checked like store), \
             title, tags, source, run_id, phase or role. Address it by id or workspace+name; the \
             address itself never changes. \"\" clears a text field, [] clears tags. \
-            if_updated_at guards against overwriting someone else's change (409 CONFLICT).",
+            if_revision (precise) or if_updated_at guards against overwriting someone else's \
+            change: 409 CONFLICT with the current revision and updated_at, nothing written.",
         |app, req, _| app.capsules.update(req)
     ),
     tool!(
@@ -80,7 +81,8 @@ const TOOLS: &[Tool] = &[
         "capsule_list",
         ListRequest,
         "Summaries (never text) of one workspace's capsules, newest first, with \
-            pagination (limit default 20, max 100). Filter by run_id, phase, role.",
+            pagination (limit default 20, max 100). Filter by run_id (one, a list, or \
+            comma-separated), phase, role.",
         |app, req, _| app.capsules.list(req)
     ),
     tool!(
@@ -100,7 +102,7 @@ const TOOLS: &[Tool] = &[
     tool!(
         "capsule_compose",
         ComposeRequest,
-        "Assemble up to 50 capsules (each by id or workspace+name, in order) into one bundle: markdown `## <title|name|id>` + text, parts separated by `---`, or format \"json\", whose bundle_text is the JSON document {\"parts\":[{id, workspace, name, display_name, text, chars}]}. sections keeps only the named sections of each capsule (e.g. [\"Decisions\",\"Open questions\"]). All-or-nothing: any missing capsule is 404 NOT_FOUND. Over capsule_max_chars is 413 COMPOSE_TOO_LARGE. store_as {name, …} also stores the markdown bundle as a capsule (linted like capsule_store; not with json).",
+        "Assemble up to 50 capsules into one bundle: markdown `## <title|name|id>` + text, parts separated by `---`, or format \"json\", whose bundle_text is the JSON document {\"parts\":[{id, workspace, name, display_name, text, chars}]}. Each item is a ref (id, or workspace+name) or a filter ({\"run_id\": \"pr-42\"}; any of workspace, run_id, phase, role, tag, ANDed) expanding to every matching active capsule, oldest first, at its position; over 50 once expanded is 400 INVALID_REQUEST with details.expanded_count. sections keeps only the named sections (e.g. [\"Decisions\",\"Open questions\"]). pivot \"section\" groups by section instead (each section once, every capsule's part under it; markdown only); include_attribution starts each part with `**name** (role):`. A missing ref is 404 NOT_FOUND (nothing composed); a filter matching nothing is skipped. Over capsule_max_chars is 413 COMPOSE_TOO_LARGE. store_as {name, …} also stores the markdown bundle as a capsule (linted like capsule_store; not with json).",
         |app, req, _| app.capsules.compose(req)
     ),
     tool!(
@@ -118,14 +120,26 @@ const TOOLS: &[Tool] = &[
     tool!(
         "capsule_purge",
         PurgeRequest,
-        "Permanently delete soft-deleted capsules (all, or of one workspace, or deleted at least older_than_days ago). Active capsules are never touched. Cannot be undone.",
+        "Permanently delete soft-deleted capsules (all, or of one workspace, or deleted at least older_than_days ago); active capsules are not touched. With run_id (one, a list, or comma-separated): every capsule of the run(s), active ones included, and only with confirm:true; without it, 400 INVALID_REQUEST says how many would go (details.would_purge). Cannot be undone.",
         |app, req, _| app.capsules.purge(req)
     ),
     tool!(
         "capsule_append",
         AppendRequest,
-        "Add markdown under one section of an active capsule (by id or workspace+name) without rewriting the rest, e.g. to log a review. section is the header text as written (\"Design Reviews\" for `## Design Reviews`), matched case-insensitively, no synonyms; a missing section is 400 INVALID_REQUEST listing the available ones. A placeholder body ((pending), TBD, N/A, -, none) is replaced; otherwise content goes after it with a blank line. 413 CAPSULE_TOO_LARGE if the result exceeds capsule_max_chars.",
+        "Add markdown under one section of an active capsule (by id or workspace+name) without rewriting the rest, e.g. to log a review. section is the header text as written (\"Design Reviews\" for `## Design Reviews`), matched case-insensitively, no synonyms; a missing section is 400 INVALID_REQUEST listing the available ones. A placeholder body ((pending), TBD, N/A, -, none) is replaced; otherwise content goes after it (position \"prepend\": right under the header) with a blank line. sections [{section, content}] writes several at once, all or none. if_placeholder:true writes only into placeholder sections (409 CONFLICT otherwise); if_revision / if_updated_at guard against concurrent changes (409 CONFLICT, nothing written). 413 CAPSULE_TOO_LARGE if the result exceeds capsule_max_chars.",
         |app, req, _| app.capsules.append(req)
+    ),
+    tool!(
+        "capsule_watch",
+        WatchRequest,
+        "Wait (long poll, timeout_ms default 30000, max 300000) for the next capsule created, updated or deleted that matches the filter (workspace, run_id, phase, role, tag, name_prefix; ANDed). Returns {event: created|updated|deleted|timeout, capsule (summary), cursor}. Pass cursor back as since: a change committed between two calls is returned by the next one, none twice; several changes to one capsule in between arrive as one event with its latest state. limit (default 1, max 100) returns up to that many changes at once in events, oldest first.",
+        |app, req, _| app.capsules.watch(req)
+    ),
+    tool!(
+        "capsule_stats",
+        StatsRequest,
+        "Counts of capsules without reading their texts: capsule_count, total_chars, by_phase, by_role, oldest and newest (RFC 3339) of the active capsules, and deleted_count (soft-deleted, awaiting purge). Filter by workspace and run_id (one, a list, or comma-separated).",
+        |app, req, _| app.capsules.stats(req)
     ),
     tool!(
         "capsule_export",

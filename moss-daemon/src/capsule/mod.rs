@@ -27,6 +27,7 @@ pub mod query;
 pub mod search;
 pub mod sections;
 pub mod transfer;
+pub mod watch;
 
 use std::sync::Arc;
 
@@ -54,6 +55,8 @@ pub struct Capsules {
     store: Store,
     config: Arc<Config>,
     paths: PathRules,
+    /// Fires at shutdown: long polls (`capsule_watch`) answer at once.
+    stop: tokio_util::sync::CancellationToken,
 }
 
 /// A capsule's columns as written by store/replace and import.
@@ -106,7 +109,7 @@ impl RowWrite {
                    name_norm = ?5, title = ?6, capsule_text = ?7, capsule_chars = ?8,
                    tokens_estimate = ?9, tags_json = ?10, source = ?11, run_id = ?12,
                    phase = ?13, role = ?14, created_at = ?15, updated_at = ?16,
-                   deleted_at = ?17, seq = ?18
+                   deleted_at = ?17, seq = ?18, revision = revision + 1
                  WHERE id = ?1"
             }
         }
@@ -157,7 +160,14 @@ impl Capsules {
             store,
             config,
             paths,
+            stop: tokio_util::sync::CancellationToken::new(),
         }
+    }
+
+    /// Makes long polls answer at once when `stop` fires (the daemon's shutdown).
+    pub fn stop_on(mut self, stop: tokio_util::sync::CancellationToken) -> Self {
+        self.stop = stop;
+        self
     }
 
     fn check_text(&self, text: &str, allow_thin: bool) -> Result<usize> {
@@ -183,7 +193,7 @@ impl Capsules {
             title,
             tags_json: tags::to_json(tags.as_deref()),
             source: bounds::handle("source", req.source.as_deref())?,
-            run_id: bounds::handle("run_id", req.run_id.as_deref())?,
+            run_id: run_id_value(req.run_id.as_deref())?,
             phase: bounds::handle("phase", req.phase.as_deref())?,
             role: bounds::handle("role", req.role.as_deref())?,
             workspace,
@@ -282,7 +292,12 @@ impl Capsules {
             ("role", &req.role),
         ] {
             if val.is_some() {
-                sets.push((col, opt(bounds::handle(col, val.as_deref())?)));
+                let v = if col == "run_id" {
+                    run_id_value(val.as_deref())?
+                } else {
+                    bounds::handle(col, val.as_deref())?
+                };
+                sets.push((col, opt(v)));
             }
         }
         if sets.is_empty() {
@@ -291,26 +306,18 @@ impl Capsules {
                  run_id, phase, role",
             ));
         }
-        let if_updated_at = req.if_updated_at;
+        let guard = Guard {
+            if_updated_at: req.if_updated_at,
+            if_revision: req.if_revision,
+        };
         self.store
             .writer
             .run(move |conn| {
-                let Some(ActiveRow { id, updated_at, .. }) = query::active(conn, &addr)? else {
+                let Some(row) = query::active(conn, &addr)? else {
                     return Err(not_found(conn, &addr, Wanted::Change));
                 };
-                if let Some(expected) = if_updated_at
-                    && expected != updated_at
-                {
-                    return Err(Error::new(
-                        ErrorCode::Conflict,
-                        format!(
-                            "capsule {} changed since updated_at {expected} (now {updated_at}); \
-                             fetch it again and retry",
-                            addr.describe()
-                        ),
-                    )
-                    .with_details(json!({ "updated_at": updated_at, "expected": expected })));
-                }
+                guard.check(&row, &addr)?;
+                let id = row.id;
                 let mut params: Vec<rusqlite::types::Value> = Vec::new();
                 let mut assignments = Vec::new();
                 for (col, val) in sets {
@@ -321,6 +328,7 @@ impl Capsules {
                 assignments.push(format!("updated_at = ?{}", params.len()));
                 params.push(V::Integer(conn.next_seq()));
                 assignments.push(format!("seq = ?{}", params.len()));
+                assignments.push("revision = revision + 1".to_string());
                 params.push(V::Text(id.clone()));
                 let sql = format!(
                     "UPDATE capsules SET {} WHERE id = ?{}",
@@ -328,6 +336,7 @@ impl Capsules {
                     params.len()
                 );
                 conn.execute(&sql, rusqlite::params_from_iter(params.iter()))?;
+                conn.capsules_changed();
                 handle_of(conn, &id)
             })
             .await
@@ -348,9 +357,11 @@ impl Capsules {
                 };
                 let t = now();
                 conn.prepare_cached(
-                    "UPDATE capsules SET deleted_at = ?1, updated_at = ?1, seq = ?2 WHERE id = ?3",
+                    "UPDATE capsules SET deleted_at = ?1, updated_at = ?1, seq = ?2,
+                       revision = revision + 1 WHERE id = ?3",
                 )?
                 .execute(params![t, conn.next_seq(), id])?;
+                conn.capsules_changed();
                 Ok(DeleteResponse { deleted: true, id })
             })
             .await
@@ -367,10 +378,10 @@ impl Capsules {
         }
         orchestration(
             &mut f,
-            req.run_id.as_deref(),
+            req.run_id.as_ref(),
             req.phase.as_deref(),
             req.role.as_deref(),
-        );
+        )?;
         self.store
             .readers
             .run(move |conn| {
@@ -391,10 +402,10 @@ impl Capsules {
         }
         orchestration(
             &mut f,
-            req.run_id.as_deref(),
+            req.run_id.as_ref(),
             req.phase.as_deref(),
             req.role.as_deref(),
-        );
+        )?;
         self.page(f, limit, offset).await
     }
 
@@ -416,10 +427,10 @@ impl Capsules {
         }
         orchestration(
             &mut f,
-            req.run_id.as_deref(),
+            req.run_id.as_ref(),
             req.phase.as_deref(),
             req.role.as_deref(),
-        );
+        )?;
         self.page(f, limit, offset).await
     }
 
@@ -438,22 +449,101 @@ impl Capsules {
     }
 }
 
-/// Narrows `f` to the given `run_id`, `phase` and `role` (a blank one is no filter), and says
+/// Most run ids one filter takes.
+pub const MAX_RUN_IDS: usize = 50;
+
+/// The run ids of a filter, checked: at most [`MAX_RUN_IDS`].
+pub(crate) fn run_ids(run_id: Option<&RunIds>) -> Result<Vec<String>> {
+    let ids = run_id.map(RunIds::to_vec).unwrap_or_default();
+    if ids.len() > MAX_RUN_IDS {
+        return Err(Error::invalid_field(
+            "run_id",
+            format!(
+                "run_id lists {} runs; at most {MAX_RUN_IDS} are allowed in one filter",
+                ids.len()
+            ),
+        ));
+    }
+    Ok(ids)
+}
+
+/// A run id to store: a handle without commas (a comma separates run ids in filters).
+pub(crate) fn run_id_value(value: Option<&str>) -> Result<Option<String>> {
+    let v = bounds::handle("run_id", value)?;
+    if v.as_deref().is_some_and(|v| v.contains(',')) {
+        return Err(Error::invalid_field(
+            "run_id",
+            "a run id cannot contain a comma: commas separate run ids in filters",
+        ));
+    }
+    Ok(v)
+}
+
+/// Narrows `f` to the given runs, `phase` and `role` (a blank one is no filter), and says
 /// what it selects (`run_id="r1"`), for messages.
 pub(crate) fn orchestration(
     f: &mut Filter,
-    run_id: Option<&str>,
+    run_id: Option<&RunIds>,
     phase: Option<&str>,
     role: Option<&str>,
-) -> Vec<String> {
+) -> Result<Vec<String>> {
     let mut described = Vec::new();
-    for (col, value) in [("run_id", run_id), ("phase", phase), ("role", role)] {
+    let runs = run_ids(run_id)?;
+    f.any("run_id", &runs);
+    match runs.as_slice() {
+        [] => {}
+        [one] => described.push(format!("run_id={one:?}")),
+        many => described.push(format!("run_id in {many:?}")),
+    }
+    for (col, value) in [("phase", phase), ("role", role)] {
         if let Some(v) = given(value) {
             f.add(&format!("{col} = ?"), v.to_string());
             described.push(format!("{col}={v:?}"));
         }
     }
-    described
+    Ok(described)
+}
+
+/// The optimistic-concurrency guards of a change: it applies only to the capsule as the caller
+/// last saw it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Guard {
+    pub(crate) if_updated_at: Option<i64>,
+    pub(crate) if_revision: Option<i64>,
+}
+
+impl Guard {
+    /// 409 CONFLICT, carrying the current `updated_at` and `revision`, when the capsule moved on.
+    pub(crate) fn check(&self, row: &ActiveRow, addr: &Address) -> Result<()> {
+        let stale = match (self.if_revision, self.if_updated_at) {
+            (Some(r), _) if r != row.revision => {
+                Some((format!("revision {r} (now {})", row.revision), r))
+            }
+            (_, Some(t)) if t != row.updated_at => {
+                Some((format!("updated_at {t} (now {})", row.updated_at), t))
+            }
+            _ => None,
+        };
+        match stale {
+            None => Ok(()),
+            Some((what, expected)) => Err(Error::new(
+                ErrorCode::Conflict,
+                format!(
+                    "capsule {} changed since {what}; nothing was written. Fetch it again and \
+                     retry with its current revision",
+                    addr.describe()
+                ),
+            )
+            .with_details(json!({
+                "id": row.id,
+                "updated_at": row.updated_at,
+                "revision": row.revision,
+                "expected": expected,
+                "expected_updated_at": self.if_updated_at,
+                "expected_revision": self.if_revision,
+            }))),
+        }
+    }
 }
 
 fn fetch_one(
@@ -512,12 +602,16 @@ pub(crate) fn not_found(conn: &Connection, addr: &Address, wanted: Wanted) -> Er
 }
 
 fn handle_of(conn: &Connection, id: &str) -> Result<CapsuleHandle> {
-    let (workspace, name): (String, Option<String>) = conn
-        .prepare_cached("SELECT workspace_raw, name_raw FROM capsules WHERE id = ?1")?
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let (workspace, name, revision, updated_at): (String, Option<String>, i64, i64) = conn
+        .prepare_cached(
+            "SELECT workspace_raw, name_raw, revision, updated_at FROM capsules WHERE id = ?1",
+        )?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
     Ok(CapsuleHandle {
         id: id.to_string(),
         fetch_key: query::fetch_key(id, &workspace, name.as_deref()),
+        revision,
+        updated_at,
     })
 }
 
@@ -535,13 +629,13 @@ fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode) -> Result<CapsuleH
         write_row(conn, RowWrite::Insert, &id, &c, &times, seq)?;
         Ok(id)
     };
-    let id = match mode {
+    let (id, revision) = match mode {
         // Insert first: the unique index on active names refuses a taken one, and only then is
         // the holder looked up to name it. A new name, the common case, costs one statement
         // instead of a lookup and an insert. SQLite undoes a failed statement, and the failed
         // job's savepoint is rolled back anyway.
         StoreMode::Error => match insert(conn) {
-            Ok(id) => id,
+            Ok(id) => (id, 1),
             Err(e) if is_constraint(&e) => {
                 return Err(match name_holder(conn, &c)? {
                     Some(holder) => name_taken(&c, holder.id),
@@ -559,14 +653,17 @@ fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode) -> Result<CapsuleH
                     deleted_at: None,
                 };
                 write_row(conn, RowWrite::Overwrite, &holder.id, &c, &times, seq)?;
-                holder.id
+                (holder.id, holder.revision + 1)
             }
-            None => insert(conn)?,
+            None => (insert(conn)?, 1),
         },
     };
+    conn.capsules_changed();
     Ok(CapsuleHandle {
         fetch_key: query::fetch_key(&id, &c.workspace.raw, name_raw),
         id,
+        revision,
+        updated_at: t,
     })
 }
 

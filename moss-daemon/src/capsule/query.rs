@@ -11,12 +11,12 @@ use crate::sql_filter::Filter;
 /// Columns of a summary, in the order [`capsule_from_row`] reads them.
 pub const SUMMARY_COLS: &str = "id, workspace_raw, workspace_norm, name_raw, name_norm, title, \
      capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role, created_at, \
-     updated_at, deleted_at";
+     updated_at, deleted_at, revision";
 
 /// Summary columns plus `capsule_text`.
 pub const FULL_COLS: &str = "id, workspace_raw, workspace_norm, name_raw, name_norm, title, \
      capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role, created_at, \
-     updated_at, deleted_at, capsule_text";
+     updated_at, deleted_at, revision, capsule_text";
 
 pub fn cols(include_text: bool) -> &'static str {
     if include_text {
@@ -33,8 +33,8 @@ pub fn capsule_from_row(row: &Row<'_>) -> rusqlite::Result<Capsule> {
     let name: Option<String> = row.get(3)?;
     let tags_json: Option<String> = row.get(8)?;
     let tags = tags_json.and_then(|j| serde_json::from_str::<Vec<String>>(&j).ok());
-    let capsule_text = if row.as_ref().column_count() > 16 {
-        Some(row.get(16)?)
+    let capsule_text = if row.as_ref().column_count() > 17 {
+        Some(row.get(17)?)
     } else {
         None
     };
@@ -53,6 +53,7 @@ pub fn capsule_from_row(row: &Row<'_>) -> rusqlite::Result<Capsule> {
         created_at: row.get(13)?,
         updated_at: row.get(14)?,
         deleted_at: row.get(15)?,
+        revision: row.get(16)?,
         capsule_text,
         id,
         workspace,
@@ -131,6 +132,7 @@ pub struct ActiveRow {
     pub id: String,
     pub created_at: i64,
     pub updated_at: i64,
+    pub revision: i64,
 }
 
 fn active_row(r: &Row<'_>) -> rusqlite::Result<ActiveRow> {
@@ -138,6 +140,7 @@ fn active_row(r: &Row<'_>) -> rusqlite::Result<ActiveRow> {
         id: r.get(0)?,
         created_at: r.get(1)?,
         updated_at: r.get(2)?,
+        revision: r.get(3)?,
     })
 }
 
@@ -146,7 +149,7 @@ pub fn active(conn: &Connection, addr: &Address) -> Result<Option<ActiveRow>> {
     match addr {
         Address::Id(id) => Ok(conn
             .prepare_cached(
-                "SELECT id, created_at, updated_at FROM capsules \
+                "SELECT id, created_at, updated_at, revision FROM capsules \
                  WHERE id = ?1 AND deleted_at IS NULL",
             )?
             .query_row([id], active_row)
@@ -168,7 +171,7 @@ pub fn active_by_name(
 ) -> Result<Option<ActiveRow>> {
     Ok(conn
         .prepare_cached(
-            "SELECT id, created_at, updated_at FROM capsules \
+            "SELECT id, created_at, updated_at, revision FROM capsules \
              WHERE workspace_norm = ?1 AND name_norm = ?2 AND deleted_at IS NULL",
         )?
         .query_row([workspace_norm, name_norm], active_row)

@@ -57,10 +57,10 @@ impl Capsules {
         tags::filter(&mut f, "c.tags_json", req.tag.as_deref());
         orchestration(
             &mut f,
-            req.run_id.as_deref().map(str::trim),
+            req.run_id.as_ref(),
             req.phase.as_deref().map(str::trim),
             req.role.as_deref().map(str::trim),
-        );
+        )?;
 
         // Read-your-writes: wait for the indexer to apply what was committed before now.
         self.store.await_index(&CAPSULES).await;

@@ -12,6 +12,8 @@ pub struct Section {
     pub line: String,
     /// The header's text, e.g. `Design Reviews`.
     pub title: String,
+    /// The header's level: 2 for `##`.
+    pub level: usize,
     /// Byte offset of the header line.
     pub start: usize,
     /// Byte offset of the body (just past the header line).
@@ -52,6 +54,7 @@ pub fn sections(text: &str) -> Vec<Section> {
             Section {
                 line: h.line.clone(),
                 title: h.text.clone(),
+                level: h.level,
                 start: h.start,
                 body_start: h.body_start,
                 own_end: headers.get(i + 1).map(|n| n.start).unwrap_or(text.len()),

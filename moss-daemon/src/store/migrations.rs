@@ -348,6 +348,15 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX memory_contexts_basename ON memory_contexts(workspace, basename);
     DROP INDEX memories_identity;
     "#,
+    // 7: a capsule's revision (1 when stored, one more with every change), for precise
+    // optimistic concurrency; an index on the sequence, for watchers reading the changes after
+    // a cursor; and a covering index for the stats, which never read a capsule's text.
+    r#"
+    ALTER TABLE capsules ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;
+    CREATE INDEX idx_capsules_seq ON capsules(seq);
+    CREATE INDEX idx_capsules_stats
+      ON capsules(workspace_norm, run_id, deleted_at, phase, role, capsule_chars, created_at, updated_at);
+    "#,
 ];
 
 /// Brings the database up to the latest schema. Refuses a database newer than this build.

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 
 use moss_client::ErrorCode;
 use rusqlite::Connection;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::error::{Error, Result};
 
@@ -57,6 +57,7 @@ type Job = Box<dyn FnOnce(&WriteCtx) -> (bool, Reply) + Send>;
 pub struct WriteCtx<'a> {
     conn: &'a Connection,
     seq: &'a Sequence,
+    touched: &'a Cell<bool>,
 }
 
 impl WriteCtx<'_> {
@@ -69,6 +70,13 @@ impl WriteCtx<'_> {
     /// by this process or an earlier one. The order of numbers is the order of writes.
     pub fn next_seq(&self) -> i64 {
         self.seq.next()
+    }
+
+    /// Says that this job changed capsules: once the batch commits, [`Writer::capsule_commits`]
+    /// announces the sequence's high mark. (A job rolled back after saying so costs a waiter
+    /// one look that finds nothing, never a missed change.)
+    pub fn capsules_changed(&self) {
+        self.touched.set(true);
     }
 }
 
@@ -134,6 +142,7 @@ enum Msg {
 #[derive(Clone)]
 pub struct Writer {
     tx: mpsc::Sender<Msg>,
+    capsule_commits: watch::Receiver<i64>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -155,12 +164,16 @@ impl Writer {
         let seq = Sequence::load(&conn)
             .map_err(|e| Error::internal("reading the database's sequence", e))?;
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
+        let (commits_tx, capsule_commits) = watch::channel(seq.issued.get());
         let handle = std::thread::Builder::new()
             .name("moss-writer".into())
-            .spawn(move || run(conn, seq, rx, hooks))
+            .spawn(move || run(conn, seq, rx, hooks, commits_tx))
             .map_err(|e| Error::internal("starting the writer thread", e))?;
         Ok((
-            Writer { tx },
+            Writer {
+                tx,
+                capsule_commits,
+            },
             WriterThread {
                 handle: Some(handle),
             },
@@ -193,6 +206,13 @@ impl Writer {
             .unwrap_or_else(|_| Err(Error::internal("writing", "the write job did not complete")))
     }
 
+    /// The sequence's high mark as of the last committed batch that changed capsules, and a way
+    /// to wait for the next one: every capsule change committed so far has a sequence number at
+    /// most the value seen.
+    pub fn capsule_commits(&self) -> watch::Receiver<i64> {
+        self.capsule_commits.clone()
+    }
+
     /// Asks the thread to finish the queued jobs and stop. Later writes fail with UNAVAILABLE.
     pub async fn close(&self) {
         let _ = self.tx.send(Msg::Close).await;
@@ -215,7 +235,18 @@ fn closed() -> Error {
     )
 }
 
-fn run(conn: Connection, seq: Sequence, mut rx: mpsc::Receiver<Msg>, hooks: impl BatchHooks) {
+fn run(
+    conn: Connection,
+    seq: Sequence,
+    mut rx: mpsc::Receiver<Msg>,
+    hooks: impl BatchHooks,
+    capsule_commits: watch::Sender<i64>,
+) {
+    let hooks = Announcing {
+        hooks,
+        capsule_commits,
+        touched: Cell::new(false),
+    };
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut closing = false;
     while !closing {
@@ -248,7 +279,20 @@ fn run(conn: Connection, seq: Sequence, mut rx: mpsc::Receiver<Msg>, hooks: impl
     }
 }
 
-fn commit_batch(conn: &Connection, seq: &Sequence, batch: &mut Vec<Job>, hooks: &impl BatchHooks) {
+/// The batch hooks, and the announcement of committed capsule changes.
+struct Announcing<H> {
+    hooks: H,
+    capsule_commits: watch::Sender<i64>,
+    /// Whether a job of the current batch changed capsules.
+    touched: Cell<bool>,
+}
+
+fn commit_batch<H: BatchHooks>(
+    conn: &Connection,
+    seq: &Sequence,
+    batch: &mut Vec<Job>,
+    hooks: &Announcing<H>,
+) {
     if batch.is_empty() {
         return;
     }
@@ -259,7 +303,11 @@ fn commit_batch(conn: &Connection, seq: &Sequence, batch: &mut Vec<Job>, hooks: 
         batch.clear();
         return;
     }
-    let ctx = WriteCtx { conn, seq };
+    let ctx = WriteCtx {
+        conn,
+        seq,
+        touched: &hooks.touched,
+    };
     let mut replies: Vec<Reply> = Vec::with_capacity(batch.len());
     for job in batch.drain(..) {
         if let Err(e) = exec(conn, "SAVEPOINT job") {
@@ -285,7 +333,7 @@ fn commit_batch(conn: &Connection, seq: &Sequence, batch: &mut Vec<Job>, hooks: 
     }
     let commit = seq
         .record(conn)
-        .and_then(|()| hooks.before_commit(conn))
+        .and_then(|()| hooks.hooks.before_commit(conn))
         .and_then(|()| exec(conn, "COMMIT"))
         .map_err(|e| {
             let _ = conn.execute_batch("ROLLBACK");
@@ -293,12 +341,16 @@ fn commit_batch(conn: &Connection, seq: &Sequence, batch: &mut Vec<Job>, hooks: 
         });
     if commit.is_ok() {
         seq.committed();
-        hooks.after_commit();
+        hooks.hooks.after_commit();
+        if hooks.touched.get() {
+            hooks.capsule_commits.send_replace(seq.issued.get());
+        }
     }
+    hooks.touched.set(false);
     for reply in replies {
         reply(commit.clone());
     }
-    hooks.after_replies(conn);
+    hooks.hooks.after_replies(conn);
 }
 
 /// Runs a transaction-control statement from the statement cache (no re-parsing per job).

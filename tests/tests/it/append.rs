@@ -368,8 +368,8 @@ async fn addressing_by_id_or_name_and_the_fetch_key() {
     assert!(r.get("fetch_key").is_none(), "{r}");
     assert_eq!(
         r.as_object().unwrap().len(),
-        3,
-        "id, section_hit, replaced: {r}"
+        6,
+        "id, section_hit, replaced, sections, revision, updated_at: {r}"
     );
 
     // Both modes at once are ambiguous; neither is invalid.
@@ -492,10 +492,14 @@ async fn capsule_append_over_mcp() {
         )
         .await;
     assert_eq!(r["isError"], false, "{r}");
+    let updated_at = r["structuredContent"]["updated_at"].clone();
+    assert!(updated_at.is_i64(), "{r}");
     assert_eq!(
         r["structuredContent"],
         json!({"id": id, "fetch_key": {"moss_capsule": "auth", "moss_workspace": "feat"},
-               "section_hit": "## Decisions", "replaced": false})
+               "section_hit": "## Decisions", "replaced": false,
+               "sections": [{"section_hit": "## Decisions", "replaced": false}],
+               "revision": 2, "updated_at": updated_at})
     );
     let r = mcp
         .call_tool(

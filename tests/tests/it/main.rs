@@ -19,6 +19,7 @@ mod reasoning;
 mod search;
 mod security;
 mod smoke;
+mod swarm;
 mod tasks;
 mod tools;
 mod transfer;
