@@ -111,7 +111,8 @@ pub async fn run(
         })
         .await?
         .pagination
-        .total as u64;
+        .total
+        .unwrap_or(0) as u64;
     let started = Instant::now();
     if have < capsules {
         eprintln!("building the corpus: {capsules} capsules in workspace {ws:?} ({have} exist)");
@@ -133,7 +134,8 @@ pub async fn run(
         })
         .await?
         .pagination
-        .total as u64;
+        .total
+        .unwrap_or(0) as u64;
     if found < capsules {
         anyhow::bail!(
             "only {found} of {capsules} corpus capsules are searchable yet; run again when the \

@@ -3,7 +3,8 @@
 use clap::Args;
 use moss_client::Client;
 use moss_client::capsule::{
-    BulkDeleteRequest, BulkUpdateRequest, PurgeRequest, RunIds, StatsRequest, WatchRequest,
+    BulkDeleteRequest, BulkUpdateRequest, CapsuleRef, CloneRequest, CloneSet, CloneTarget,
+    LineageRequest, PurgeRequest, RestoreMode, RestoreRequest, RunIds, StatsRequest, WatchRequest,
 };
 
 use crate::capsule::Orchestration;
@@ -53,6 +54,9 @@ pub struct BulkUpdateArgs {
     /// Remove all tags.
     #[arg(long)]
     clear_tags: bool,
+    /// Leave out capsules already holding every value set (they keep their updated_at).
+    #[arg(long)]
+    skip_unchanged: bool,
 }
 
 pub async fn bulk_update(a: BulkUpdateArgs, client: &Client, format: Format) -> anyhow::Result<()> {
@@ -72,6 +76,7 @@ pub async fn bulk_update(a: BulkUpdateArgs, client: &Client, format: Format) -> 
         set_phase: a.set_phase,
         set_role: a.set_role,
         set_tags,
+        skip_unchanged: a.skip_unchanged.then_some(true),
     };
     print(&client.capsules().bulk_update(&req).await?, format)
 }
@@ -169,4 +174,111 @@ pub async fn stats(a: StatsArgs, client: &Client, format: Format) -> anyhow::Res
         run_id: a.run_id.as_deref().map(RunIds::from),
     };
     print(&client.capsules().stats(&req).await?, format)
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    #[command(flatten)]
+    address: crate::capsule::AddressArgs,
+    /// When an active capsule holds the name: error (default), replace (delete it first) or
+    /// rename (restore under <name>-1, -2, …).
+    #[arg(long, value_parser = ["error", "replace", "rename"])]
+    mode: Option<String>,
+}
+
+pub async fn restore(a: RestoreArgs, client: &Client, format: Format) -> anyhow::Result<()> {
+    let (id, workspace, name) = a.address.parts();
+    let req = RestoreRequest {
+        id,
+        workspace,
+        name,
+        mode: a.mode.as_deref().map(|m| match m {
+            "replace" => RestoreMode::Replace,
+            "rename" => RestoreMode::Rename,
+            _ => RestoreMode::Error,
+        }),
+    };
+    print(&client.capsules().restore(&req).await?, format)
+}
+
+#[derive(Debug, Args)]
+pub struct LineageArgs {
+    #[command(flatten)]
+    address: crate::capsule::AddressArgs,
+    /// Steps to walk each way (default 3, at most 10).
+    #[arg(long)]
+    depth: Option<i64>,
+}
+
+pub async fn lineage(a: LineageArgs, client: &Client, format: Format) -> anyhow::Result<()> {
+    let (id, workspace, name) = a.address.parts();
+    let req = LineageRequest {
+        id,
+        workspace,
+        name,
+        depth: a.depth,
+    };
+    print(&client.capsules().lineage(&req).await?, format)
+}
+
+#[derive(Debug, Args)]
+pub struct CloneArgs {
+    /// The source capsule's id (or give --from-name).
+    id: Option<String>,
+    /// The source capsule's name, in --from-workspace.
+    #[arg(long, conflicts_with = "id")]
+    from_name: Option<String>,
+    /// Workspace of --from-name (default "default").
+    #[arg(long)]
+    from_workspace: Option<String>,
+    /// Workspace of the copy (default: the source's).
+    #[arg(long)]
+    workspace: Option<String>,
+    /// Name of the copy.
+    #[arg(long)]
+    name: Option<String>,
+    /// Title of the copy (default: its name, else the source's title).
+    #[arg(long)]
+    title: Option<String>,
+    /// Run id of the copy ("" clears it).
+    #[arg(long)]
+    run_id: Option<String>,
+    /// Phase of the copy ("" clears it).
+    #[arg(long)]
+    phase: Option<String>,
+    /// Role of the copy ("" clears it).
+    #[arg(long)]
+    role: Option<String>,
+    /// Tags of the copy, replacing the source's (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',')]
+    tags: Option<Vec<String>>,
+}
+
+pub async fn clone(a: CloneArgs, client: &Client, format: Format) -> anyhow::Result<()> {
+    let source = match (a.id, a.from_name) {
+        (Some(id), _) => CapsuleRef::by_id(id),
+        (None, Some(name)) => CapsuleRef {
+            id: None,
+            workspace: a.from_workspace,
+            name: Some(name),
+        },
+        (None, None) => anyhow::bail!("give the source capsule: its id, or --from-name"),
+    };
+    let set = CloneSet {
+        run_id: a.run_id,
+        phase: a.phase,
+        role: a.role,
+        tags: a.tags,
+    };
+    let req = CloneRequest {
+        source,
+        target: CloneTarget {
+            workspace: a.workspace,
+            name: a.name,
+            title: a.title,
+            run_id: None,
+        },
+        set: (set != CloneSet::default()).then_some(set),
+    };
+    print(&client.capsules().clone_capsule(&req).await?, format)
 }

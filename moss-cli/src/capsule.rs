@@ -137,6 +137,27 @@ pub enum CapsuleCommand {
     ///   moss watch --run-id pr-42 --follow
     #[command(verbatim_doc_comment)]
     Watch(crate::bulk::WatchArgs),
+    /// Undelete a soft-deleted capsule, by id or --workspace and --name.
+    ///
+    /// Examples:
+    ///   moss restore 01JABCDEF0123456789ABCDEFG
+    ///   moss restore --workspace myproject --name auth --mode rename
+    #[command(verbatim_doc_comment)]
+    Restore(crate::bulk::RestoreArgs),
+    /// What a capsule was based on, and what was based on it (its lineage, both ways).
+    ///
+    /// Examples:
+    ///   moss lineage --workspace myproject --name implementation-plan
+    ///   moss lineage 01JABCDEF0123456789ABCDEFG --depth 5
+    #[command(verbatim_doc_comment)]
+    Lineage(crate::bulk::LineageArgs),
+    /// Copy a capsule into a new one whose lineage names the source.
+    ///
+    /// Examples:
+    ///   moss clone --from-name oauth-research-v1 --name oauth-research-v2 --run-id pr-200
+    ///   moss clone 01JABCDEF0123456789ABCDEFG --workspace other --name copy --phase research
+    #[command(verbatim_doc_comment)]
+    Clone(crate::bulk::CloneArgs),
     /// Counts, sizes, phases and roles of capsules, without reading their texts.
     ///
     /// Examples:
@@ -230,6 +251,12 @@ pub struct StoreArgs {
     allow_thin: bool,
     #[command(flatten)]
     orchestration: Orchestration,
+    /// Capsules this one was based on (lineage), by name in --workspace (repeated).
+    #[arg(long = "based-on", value_name = "NAME")]
+    based_on: Vec<String>,
+    /// Capsules this one was based on, by id (repeated).
+    #[arg(long = "based-on-id", value_name = "ID")]
+    based_on_id: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -287,6 +314,12 @@ pub struct UpdateArgs {
     /// Only update if the capsule's revision is still this (else CONFLICT): the precise guard.
     #[arg(long)]
     if_revision: Option<i64>,
+    /// New lineage by name in --workspace (repeated; replaces the old one).
+    #[arg(long = "based-on", value_name = "NAME")]
+    based_on: Vec<String>,
+    /// New lineage by id (repeated; replaces the old one).
+    #[arg(long = "based-on-id", value_name = "ID")]
+    based_on_id: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -361,6 +394,14 @@ pub fn stdin_text() -> anyhow::Result<Option<String>> {
     Ok((!text.is_empty()).then_some(text))
 }
 
+/// Lineage refs from `--based-on` names (in `workspace`) and `--based-on-id` ids; `None` when
+/// neither is given.
+fn refs(workspace: &str, names: Vec<String>, ids: Vec<String>) -> Option<Vec<CapsuleRef>> {
+    let mut out: Vec<CapsuleRef> = ids.into_iter().map(CapsuleRef::by_id).collect();
+    out.extend(names.into_iter().map(|n| CapsuleRef::by_name(workspace, n)));
+    (!out.is_empty()).then_some(out)
+}
+
 impl AddressArgs {
     pub fn parts(self) -> (Option<String>, Option<String>, Option<String>) {
         (self.id, self.workspace, self.name)
@@ -375,6 +416,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                     "no capsule text on stdin; pipe it in, e.g. `moss store --name auth < capsule.md`"
                 );
             };
+            let based_on = refs(&a.workspace, a.based_on, a.based_on_id);
             let req = StoreRequest {
                 capsule_text: text,
                 workspace: Some(a.workspace),
@@ -391,6 +433,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                     StoreMode::Error
                 }),
                 allow_thin: flag(a.allow_thin),
+                based_on,
             };
             print(&client.capsules().store(&req).await?, format)
         }
@@ -424,6 +467,11 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
         }
         CapsuleCommand::Update(a) => {
             let (id, workspace, name) = a.address.parts();
+            let based_on = refs(
+                workspace.as_deref().unwrap_or("default"),
+                a.based_on,
+                a.based_on_id,
+            );
             let req = UpdateRequest {
                 id,
                 workspace,
@@ -438,6 +486,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 allow_thin: flag(a.allow_thin),
                 if_updated_at: a.if_updated_at,
                 if_revision: a.if_revision,
+                based_on,
             };
             print(&client.capsules().update(&req).await?, format)
         }
@@ -500,6 +549,9 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
         CapsuleCommand::Purge(a) => crate::bulk::purge(a, client, format).await,
         CapsuleCommand::Watch(a) => crate::bulk::watch(a, client, format).await,
         CapsuleCommand::Stats(a) => crate::bulk::stats(a, client, format).await,
+        CapsuleCommand::Restore(a) => crate::bulk::restore(a, client, format).await,
+        CapsuleCommand::Lineage(a) => crate::bulk::lineage(a, client, format).await,
+        CapsuleCommand::Clone(a) => crate::bulk::clone(a, client, format).await,
         CapsuleCommand::Export(a) => crate::transfer::export(a, client, format).await,
         CapsuleCommand::Import(a) => crate::transfer::import(a, client, format).await,
     }

@@ -52,6 +52,8 @@ key_value_tables!(
     moss_client::capsule::PurgeResponse,
     moss_client::capsule::WatchResponse,
     moss_client::capsule::StatsResponse,
+    moss_client::capsule::RestoreResponse,
+    moss_client::capsule::LineageResponse,
     moss_client::capsule::ExportResponse,
     moss_client::capsule::ImportResponse,
     moss_client::daemon::DaemonStatus,
@@ -157,7 +159,7 @@ impl Render for ToolList {
 fn page_footer(shown: usize, p: &moss_client::capsule::Pagination) -> String {
     format!(
         "{shown} of {} (offset {}){}",
-        p.total,
+        p.total.map_or_else(|| "?".to_string(), |t| t.to_string()),
         p.offset,
         if p.has_more {
             ", more with --offset"
@@ -330,7 +332,7 @@ mod tests {
                 limit: 20,
                 offset: 40,
                 has_more: true,
-                total: 143,
+                total: Some(143),
             },
             sort: "updated_at_desc".into(),
         };

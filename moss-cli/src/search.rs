@@ -28,6 +28,18 @@ pub struct SearchArgs {
     offset: Option<i64>,
     #[command(flatten)]
     orchestration: Orchestration,
+    /// Take the query as plain text: no operator, every word must match.
+    #[arg(long)]
+    safe: bool,
+    /// Skip counting every match (has_more from one hit more than the page).
+    #[arg(long)]
+    no_count: bool,
+    /// Tokens of context in a snippet (default 64).
+    #[arg(long)]
+    snippet_tokens: Option<i64>,
+    /// Visible characters of a snippet (default 300, 50 to 500).
+    #[arg(long)]
+    snippet_chars: Option<i64>,
 }
 
 pub async fn run(a: SearchArgs, client: &Client, format: Format) -> anyhow::Result<()> {
@@ -41,6 +53,10 @@ pub async fn run(a: SearchArgs, client: &Client, format: Format) -> anyhow::Resu
         include_deleted: flag(a.include_deleted),
         limit: a.limit,
         offset: a.offset,
+        count_total: a.no_count.then_some(false),
+        safe_query: flag(a.safe),
+        snippet_tokens: a.snippet_tokens,
+        snippet_chars: a.snippet_chars,
     };
     print(&client.capsules().search(&req).await?, format)
 }

@@ -45,7 +45,7 @@ pub fn pagination(limit: i64, offset: i64, count: usize, total: i64) -> Paginati
         limit,
         offset,
         has_more: offset + (count as i64) < total,
-        total,
+        total: Some(total),
     }
 }
 

@@ -45,6 +45,23 @@ impl Filter {
         self
     }
 
+    /// Adds `term` whose `?`s stand, in order, for `values`.
+    pub fn add_each(&mut self, term: &str, values: Vec<Value>) -> &mut Self {
+        let mut out = String::with_capacity(term.len() + 8);
+        let mut values = values.into_iter();
+        for c in term.chars() {
+            if c == '?' {
+                self.params
+                    .push(values.next().expect("a value for every placeholder"));
+                out.push_str(&format!("?{}", self.params.len()));
+            } else {
+                out.push(c);
+            }
+        }
+        self.terms.push(out);
+        self
+    }
+
     /// Adds a term without a parameter.
     pub fn raw(&mut self, term: &str) -> &mut Self {
         self.terms.push(term.to_string());
@@ -84,6 +101,12 @@ mod tests {
         );
         assert_eq!(f.params().len(), 2);
         f.any("run_id", &["r1".into(), "r2".into()]).any("x", &[]);
+        let mut g = Filter::default();
+        g.add("a = ?", 1).add_each(
+            "(b != ? OR c != ?)",
+            vec![Value::Integer(2), Value::Integer(3)],
+        );
+        assert_eq!(g.sql(), "WHERE a = ?1 AND (b != ?2 OR c != ?3)");
         assert_eq!(
             f.sql(),
             "WHERE a = ?1 AND deleted_at IS NULL AND (b = ?2 OR c = ?2) AND run_id IN (?3, ?4)"

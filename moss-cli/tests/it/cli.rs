@@ -356,6 +356,9 @@ fn every_subcommand_has_help_with_examples() {
         "purge",
         "append",
         "compose",
+        "restore",
+        "lineage",
+        "clone",
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_moss"))
             .args([sub, "--help"])
@@ -886,5 +889,113 @@ async fn swarm_verbs_append_compose_watch_stats_and_purge_a_run() {
     );
     let purged = json(&moss(&d, &["purge", "--run-id", "r42", "--confirm"], None).await);
     assert_eq!(purged["purged"], 2);
+    d.stop().await;
+}
+
+/// History verbs: lineage on store, clone, lineage both ways, restore with rename, safe search.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_verbs_clone_lineage_restore_and_safe_search() {
+    let d = TestDaemon::start().await;
+    let research = json(
+        &moss(
+            &d,
+            &["store", "--name", "research", "--workspace", "h"],
+            Some(&capsule_text("pr-123 notes")),
+        )
+        .await,
+    );
+    json(
+        &moss(
+            &d,
+            &[
+                "store",
+                "--name",
+                "plan",
+                "--workspace",
+                "h",
+                "--based-on",
+                "research",
+            ],
+            Some(&capsule_text("plan")),
+        )
+        .await,
+    );
+    let copy = json(
+        &moss(
+            &d,
+            &[
+                "clone",
+                "--from-name",
+                "plan",
+                "--from-workspace",
+                "h",
+                "--name",
+                "plan-v2",
+                "--phase",
+                "review",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(copy["revision"], 1);
+    let lineage = json(&moss(&d, &["lineage", "--workspace", "h", "--name", "plan"], None).await);
+    assert_eq!(lineage["based_on"][0]["capsule"]["id"], research["id"]);
+    assert_eq!(lineage["derived"][0]["capsule"]["name"], "plan-v2");
+
+    json(
+        &moss(
+            &d,
+            &["delete", "--workspace", "h", "--name", "research"],
+            None,
+        )
+        .await,
+    );
+    json(
+        &moss(
+            &d,
+            &["store", "--name", "research", "--workspace", "h"],
+            Some(&capsule_text("again")),
+        )
+        .await,
+    );
+    let taken = moss(&d, &["restore", research["id"].as_str().unwrap()], None).await;
+    assert!(
+        stderr(&taken).contains("NAME_ALREADY_EXISTS"),
+        "{}",
+        stderr(&taken)
+    );
+    let restored = json(
+        &moss(
+            &d,
+            &[
+                "restore",
+                research["id"].as_str().unwrap(),
+                "--mode",
+                "rename",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(restored["name"], "research-1");
+
+    let hits = json(
+        &moss(
+            &d,
+            &[
+                "search",
+                "pr-123",
+                "--safe",
+                "--no-count",
+                "--workspace",
+                "h",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(hits["items"][0]["name"], "research-1", "{hits}");
+    assert!(hits["pagination"].get("total").is_none());
     d.stop().await;
 }

@@ -74,6 +74,11 @@ pub struct BulkUpdateRequest {
     /// New tags, replacing the old ones entirely; [] clears them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set_tags: Option<Vec<String>>,
+    /// Leave out capsules already holding every value set, so they keep their `updated_at`
+    /// (and their place in `latest` and `list`); the count is then of capsules changed.
+    /// Default false: every matching capsule is touched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_unchanged: Option<bool>,
 }
 
 /// Result of `capsule_bulk_update`.

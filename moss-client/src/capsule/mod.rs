@@ -7,6 +7,7 @@
 
 mod bulk;
 mod compose;
+mod history;
 mod search;
 mod transfer;
 mod watch;
@@ -22,6 +23,10 @@ pub use bulk::{
 pub use compose::{
     AppendHit, AppendPosition, AppendRequest, AppendResponse, AppendSection, ComposeFormat,
     ComposeItem, ComposePart, ComposeParts, ComposePivot, ComposeRequest, ComposeResponse, StoreAs,
+};
+pub use history::{
+    CloneRequest, CloneSet, CloneTarget, LineageNode, LineageRequest, LineageResponse, RestoreMode,
+    RestoreRequest, RestoreResponse,
 };
 pub use search::{SearchHit, SearchPage, SearchRequest};
 pub use transfer::{
@@ -179,6 +184,10 @@ pub struct StoreRequest {
     /// Skip the required-sections check (escape hatch). Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_thin: Option<bool>,
+    /// The capsules this one was based on (lineage), each `{"id"}` or `{"workspace","name"}`,
+    /// stored as given: they need not exist. At most 20.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub based_on: Option<Vec<CapsuleRef>>,
 }
 
 /// What a write answers: the capsule's id and its fetch key.
@@ -255,9 +264,12 @@ pub struct Capsule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<i64>,
     /// 1 when stored, then one more with every change (update, append, delete, bulk change,
-    /// replace): the precise guard for `if_revision`.
+    /// replace, restore): the precise guard for `if_revision`.
     #[serde(default)]
     pub revision: i64,
+    /// The capsules this one was based on, as given when it was stored (they need not exist).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub based_on: Option<Vec<CapsuleRef>>,
     pub fetch_key: FetchKey,
 }
 
@@ -341,6 +353,10 @@ pub struct UpdateRequest {
     /// 409 CONFLICT with the current `revision` and `updated_at`, nothing written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub if_revision: Option<i64>,
+    /// New lineage, replacing the old: refs `{"id"}` or `{"workspace","name"}`, stored as
+    /// given; [] clears it. At most 20.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub based_on: Option<Vec<CapsuleRef>>,
 }
 
 /// Arguments of `capsule_delete` (soft delete).
@@ -484,7 +500,9 @@ pub struct Pagination {
     pub limit: i64,
     pub offset: i64,
     pub has_more: bool,
-    pub total: i64,
+    /// Every match; absent when a search was asked `count_total: false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<i64>,
 }
 
 /// A page of capsule summaries (`capsule_list`, `capsule_inventory`).

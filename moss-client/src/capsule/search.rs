@@ -44,6 +44,21 @@ pub struct SearchRequest {
     /// Hits to skip. Default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<i64>,
+    /// Count every match for `pagination.total`. Default true; false skips the count (faster
+    /// on common words) and tells `has_more` by reading one hit more than the page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_total: Option<bool>,
+    /// Take `query` as plain text: every word is searched as written (quotes, `-`, `:`, `*`,
+    /// `AND`/`OR`/`NOT` lose their meaning), all words must match. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safe_query: Option<bool>,
+    /// Tokens of context FTS5 puts in a snippet: default 64, 1 to 128 (FTS5 itself stops at
+    /// 64, so larger values give 64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snippet_tokens: Option<i64>,
+    /// Visible characters of a snippet: default 300, 50 to 500.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snippet_chars: Option<i64>,
 }
 
 /// One search hit: where the capsule is and a highlighted excerpt, never the whole text.

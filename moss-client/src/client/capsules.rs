@@ -13,6 +13,9 @@ use crate::capsule::{
     SearchRequest, StatsRequest, StatsResponse, StoreRequest, UpdateRequest, WatchRequest,
     WatchResponse,
 };
+use crate::capsule::{
+    CloneRequest, LineageRequest, LineageResponse, RestoreRequest, RestoreResponse,
+};
 
 /// The capsule operations of a [`Client`] ([`Client::capsules`]). Cheap: a reference.
 #[derive(Debug, Clone, Copy)]
@@ -221,6 +224,39 @@ impl Capsules<'_> {
                 self.client
                     .request(Method::GET, "/capsules/watch")
                     .query(req),
+            )
+            .await
+    }
+
+    /// `capsule_restore`: `POST /capsules/restore`.
+    pub async fn restore(&self, req: &RestoreRequest) -> Result<RestoreResponse, ClientError> {
+        self.client
+            .send(
+                self.client
+                    .request(Method::POST, "/capsules/restore")
+                    .json(req),
+            )
+            .await
+    }
+
+    /// `capsule_lineage`: `GET /capsules/lineage`.
+    pub async fn lineage(&self, req: &LineageRequest) -> Result<LineageResponse, ClientError> {
+        self.client
+            .send(
+                self.client
+                    .request(Method::GET, "/capsules/lineage")
+                    .query(req),
+            )
+            .await
+    }
+
+    /// `capsule_clone`: `POST /capsules/clone`.
+    pub async fn clone_capsule(&self, req: &CloneRequest) -> Result<CapsuleHandle, ClientError> {
+        self.client
+            .send(
+                self.client
+                    .request(Method::POST, "/capsules/clone")
+                    .json(req),
             )
             .await
     }

@@ -29,6 +29,9 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(purge))
         .routes(routes!(watch))
         .routes(routes!(stats))
+        .routes(routes!(restore))
+        .routes(routes!(lineage))
+        .routes(routes!(clone_capsule))
         .routes(routes!(export))
         .routes(routes!(import))
         .routes(routes!(fetch_by_name, update_by_name, delete_by_name))
@@ -269,6 +272,51 @@ pub async fn watch(
     Params(req): Params<WatchRequest>,
 ) -> Result<Json<WatchResponse>> {
     s.capsules.watch(req).await.map(Json)
+}
+
+#[utoipa::path(
+    post,
+    path = "/capsules/restore",
+    tag = "capsule",
+    operation_id = "capsule_restore",
+    request_body = RestoreRequest,
+    responses((status = 200, description = "capsule_restore: the capsule, active again", body = RestoreResponse))
+)]
+pub async fn restore(
+    State(s): State<AppState>,
+    Body(req): Body<RestoreRequest>,
+) -> Result<Json<RestoreResponse>> {
+    s.capsules.restore(req).await.map(Json)
+}
+
+#[utoipa::path(
+    get,
+    path = "/capsules/lineage",
+    tag = "capsule",
+    operation_id = "capsule_lineage",
+    params(LineageRequest),
+    responses((status = 200, description = "capsule_lineage: what it was based on, what was based on it", body = LineageResponse))
+)]
+pub async fn lineage(
+    State(s): State<AppState>,
+    Params(req): Params<LineageRequest>,
+) -> Result<Json<LineageResponse>> {
+    s.capsules.lineage(req).await.map(Json)
+}
+
+#[utoipa::path(
+    post,
+    path = "/capsules/clone",
+    tag = "capsule",
+    operation_id = "capsule_clone",
+    request_body = CloneRequest,
+    responses((status = 200, description = "capsule_clone: the new capsule", body = CapsuleHandle))
+)]
+pub async fn clone_capsule(
+    State(s): State<AppState>,
+    Body(req): Body<CloneRequest>,
+) -> Result<Json<CapsuleHandle>> {
+    s.capsules.clone_capsule(req).await.map(Json)
 }
 
 #[utoipa::path(

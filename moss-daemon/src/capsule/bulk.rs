@@ -141,7 +141,7 @@ impl Capsules {
     /// `capsule_bulk_update`: set phase, role or tags on every active capsule matching all given
     /// filters. `""` clears phase or role; `[]` clears tags; tags are replaced, not merged.
     pub async fn bulk_update(&self, req: BulkUpdateRequest) -> Result<BulkUpdateResponse> {
-        let sel = select(
+        let mut sel = select(
             req.workspace.as_deref(),
             req.tag.as_deref(),
             req.name_prefix.as_deref(),
@@ -149,6 +149,9 @@ impl Capsules {
             req.phase.as_deref(),
             req.role.as_deref(),
         )?;
+        // skip_unchanged: a capsule already holding every value set is left out.
+        let mut differs: Vec<String> = Vec::new();
+        let mut differs_values: Vec<Value> = Vec::new();
         let mut assignments = Vec::new();
         let mut values = Vec::new();
         let mut described = Vec::new();
@@ -159,6 +162,13 @@ impl Capsules {
                     Some(v) => format!("{col}={v:?}"),
                     None => format!("{col} cleared"),
                 });
+                match &v {
+                    Some(v) => {
+                        differs.push(format!("({col} IS NULL OR {col} != ?)"));
+                        differs_values.push(Value::Text(v.clone()));
+                    }
+                    None => differs.push(format!("{col} IS NOT NULL")),
+                }
                 values.push(v.map(Value::Text).unwrap_or(Value::Null));
                 assignments.push(format!("{col} = ?{}", values.len()));
             }
@@ -173,6 +183,15 @@ impl Capsules {
                 Some(j) => format!("tags={j}"),
                 None => "tags cleared".to_string(),
             });
+            match &json {
+                // Tags are stored as deterministic JSON, so text equality is set equality in
+                // order.
+                Some(j) => {
+                    differs.push("(tags_json IS NULL OR tags_json != ?)".into());
+                    differs_values.push(Value::Text(j.clone()));
+                }
+                None => differs.push("tags_json IS NOT NULL".into()),
+            }
             values.push(json.map(Value::Text).unwrap_or(Value::Null));
             assignments.push(format!("tags_json = ?{}", values.len()));
         }
@@ -181,6 +200,11 @@ impl Capsules {
                 "no update fields: give at least one of set_phase, set_role or set_tags (\"\" \
                  or [] clears the field)",
             ));
+        }
+        let skip_unchanged = req.skip_unchanged.unwrap_or(false);
+        if skip_unchanged {
+            sel.filter
+                .add_each(&format!("({})", differs.join(" OR ")), differs_values);
         }
         let assignments = assignments.join(", ");
         self.store
@@ -192,9 +216,14 @@ impl Capsules {
                 Ok(BulkUpdateResponse {
                     updated: n,
                     message: format!(
-                        "Updated {n} {} matching {}; set {}",
+                        "Updated {n} {} matching {}{}; set {}",
                         plural(n),
                         sel.described,
+                        if skip_unchanged {
+                            " (those already holding these values were skipped)"
+                        } else {
+                            ""
+                        },
                         described.join(", ")
                     ),
                 })

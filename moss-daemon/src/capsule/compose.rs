@@ -3,8 +3,8 @@
 
 use moss_client::ErrorCode;
 use moss_client::capsule::{
-    Capsule, ComposeFormat, ComposeItem, ComposePart, ComposeParts, ComposePivot, ComposeRequest,
-    ComposeResponse, StoreRequest,
+    Capsule, CapsuleRef, ComposeFormat, ComposeItem, ComposePart, ComposeParts, ComposePivot,
+    ComposeRequest, ComposeResponse, StoreRequest,
 };
 use rusqlite::Connection;
 use serde_json::json;
@@ -227,6 +227,7 @@ impl Capsules {
             })
             .await?;
         let roles: Vec<Option<String>> = capsules.iter().map(|c| c.role.clone()).collect();
+        let ids: Vec<String> = capsules.iter().map(|c| c.id.clone()).collect();
 
         let parts: Vec<ComposePart> = capsules
             .into_iter()
@@ -295,6 +296,9 @@ impl Capsules {
                     allow_thin: Some(
                         s.allow_thin.unwrap_or(false) || wanted.is_some() || pivot.is_some(),
                     ),
+                    // The bundle's lineage: the capsules it was composed of, when they fit.
+                    based_on: (ids.len() <= super::MAX_BASED_ON)
+                        .then(|| ids.iter().map(|id| CapsuleRef::by_id(id.clone())).collect()),
                 })
                 .await?,
             ),

@@ -142,6 +142,24 @@ const TOOLS: &[Tool] = &[
         |app, req, _| app.capsules.stats(req)
     ),
     tool!(
+        "capsule_restore",
+        RestoreRequest,
+        "Undelete a soft-deleted capsule by id, or by workspace+name (the most recently deleted of that name). If an active capsule holds the name now: mode \"error\" (default) is 409 NAME_ALREADY_EXISTS naming it, \"replace\" soft-deletes it first, \"rename\" restores under <name>-1, -2…. Restoring an active capsule is 400 INVALID_REQUEST.",
+        |app, req, _| app.capsules.restore(req)
+    ),
+    tool!(
+        "capsule_lineage",
+        LineageRequest,
+        "Walk a capsule's lineage both ways: based_on (the refs it was stored with, then theirs) and derived (capsules whose based_on names it by id or workspace+name, then theirs), breadth first, depth default 3 (1-10), at most 100 nodes each way (truncated says so). Each node has its depth, the ref, the capsule it leads to now (absent if none) and via (the node that led there).",
+        |app, req, _| app.capsules.lineage(req)
+    ),
+    tool!(
+        "capsule_clone",
+        CloneRequest,
+        "Copy an active capsule (source: id or workspace+name) into a new one: same text, title, tags and metadata, fresh id and timestamps, based_on: [source]. target {workspace (default the source's), name, title, run_id}; set {run_id, phase, role, tags} overrides metadata. A taken target name is 409 NAME_ALREADY_EXISTS.",
+        |app, req, _| app.capsules.clone_capsule(req)
+    ),
+    tool!(
         "capsule_export",
         ExportRequest,
         "Back up capsules to a JSONL file (one capsule per line after a \

@@ -364,6 +364,7 @@ fn parse_line(bytes: &[u8], t: i64) -> Result<Line> {
             run_id,
             phase,
             role,
+            based_on_json: None,
         },
         times: Times {
             created_at,

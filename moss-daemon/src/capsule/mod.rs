@@ -21,6 +21,7 @@ pub mod compose;
 pub mod export;
 pub mod family;
 pub mod fields;
+pub mod history;
 pub mod import;
 pub mod lint;
 pub mod query;
@@ -72,6 +73,8 @@ pub(crate) struct NewCapsule {
     pub(crate) run_id: Option<String>,
     pub(crate) phase: Option<String>,
     pub(crate) role: Option<String>,
+    /// The lineage as JSON, when there is one.
+    pub(crate) based_on_json: Option<String>,
 }
 
 /// When a capsule row was created, last changed and soft-deleted.
@@ -94,22 +97,22 @@ pub(crate) enum RowWrite {
 
 impl RowWrite {
     /// The statement, with `?1` the id, then the columns in table order, `?18` the sequence
-    /// number.
+    /// number, `?19` the lineage.
     fn sql(self) -> &'static str {
         match self {
             RowWrite::Insert => {
                 "INSERT INTO capsules (id, workspace_raw, workspace_norm, name_raw, name_norm,
                    title, capsule_text, capsule_chars, tokens_estimate, tags_json, source, run_id,
-                   phase, role, created_at, updated_at, deleted_at, seq)
+                   phase, role, created_at, updated_at, deleted_at, seq, based_on_json)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                   ?17, ?18)"
+                   ?17, ?18, ?19)"
             }
             RowWrite::Overwrite => {
                 "UPDATE capsules SET workspace_raw = ?2, workspace_norm = ?3, name_raw = ?4,
                    name_norm = ?5, title = ?6, capsule_text = ?7, capsule_chars = ?8,
                    tokens_estimate = ?9, tags_json = ?10, source = ?11, run_id = ?12,
                    phase = ?13, role = ?14, created_at = ?15, updated_at = ?16,
-                   deleted_at = ?17, seq = ?18, revision = revision + 1
+                   deleted_at = ?17, seq = ?18, based_on_json = ?19, revision = revision + 1
                  WHERE id = ?1"
             }
         }
@@ -148,7 +151,8 @@ pub(crate) fn write_row(
         times.created_at,
         times.updated_at,
         times.deleted_at,
-        seq
+        seq,
+        c.based_on_json
     ])?;
     Ok(())
 }
@@ -196,6 +200,7 @@ impl Capsules {
             run_id: run_id_value(req.run_id.as_deref())?,
             phase: bounds::handle("phase", req.phase.as_deref())?,
             role: bounds::handle("role", req.role.as_deref())?,
+            based_on_json: based_on_json(req.based_on.as_deref())?,
             workspace,
             name,
         };
@@ -300,10 +305,13 @@ impl Capsules {
                 sets.push((col, opt(v)));
             }
         }
+        if let Some(refs) = &req.based_on {
+            sets.push(("based_on_json", opt(based_on_json(Some(refs))?)));
+        }
         if sets.is_empty() {
             return Err(Error::invalid(
                 "no fields to update: give at least one of capsule_text, title, tags, source, \
-                 run_id, phase, role",
+                 run_id, phase, role, based_on",
             ));
         }
         let guard = Guard {
@@ -447,6 +455,37 @@ impl Capsules {
             })
             .await
     }
+}
+
+/// Most refs a capsule's `based_on` holds.
+pub const MAX_BASED_ON: usize = 20;
+
+/// A lineage to store: each ref well formed (an id, or a name with its workspace), stored as
+/// given; `None` for none.
+pub(crate) fn based_on_json(refs: Option<&[CapsuleRef]>) -> Result<Option<String>> {
+    let Some(refs) = refs.filter(|r| !r.is_empty()) else {
+        return Ok(None);
+    };
+    if refs.len() > MAX_BASED_ON {
+        return Err(Error::invalid_field(
+            "based_on",
+            format!(
+                "based_on holds {} refs; at most {MAX_BASED_ON} are allowed",
+                refs.len()
+            ),
+        ));
+    }
+    for (i, r) in refs.iter().enumerate() {
+        Address::resolve(r.id.as_deref(), r.workspace.as_deref(), r.name.as_deref()).map_err(
+            |e| {
+                Error::invalid_field(
+                    &format!("based_on[{i}]"),
+                    format!("based_on[{i}]: {}", e.0.message),
+                )
+            },
+        )?;
+    }
+    Ok(Some(serde_json::to_string(refs).expect("refs serialize")))
 }
 
 /// Most run ids one filter takes.
@@ -681,7 +720,7 @@ pub(crate) fn name_holder(conn: &Connection, c: &NewCapsule) -> Result<Option<Ac
 }
 
 /// `NAME_ALREADY_EXISTS` for storing `c` in mode `error` over the active capsule `id`.
-fn name_taken(c: &NewCapsule, id: String) -> Error {
+pub(crate) fn name_taken(c: &NewCapsule, id: String) -> Error {
     let name_raw = c.name.as_ref().map(|(r, _)| r.as_str());
     Error::new(
         ErrorCode::NameAlreadyExists,

@@ -11,12 +11,12 @@ use crate::sql_filter::Filter;
 /// Columns of a summary, in the order [`capsule_from_row`] reads them.
 pub const SUMMARY_COLS: &str = "id, workspace_raw, workspace_norm, name_raw, name_norm, title, \
      capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role, created_at, \
-     updated_at, deleted_at, revision";
+     updated_at, deleted_at, revision, based_on_json";
 
 /// Summary columns plus `capsule_text`.
 pub const FULL_COLS: &str = "id, workspace_raw, workspace_norm, name_raw, name_norm, title, \
      capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role, created_at, \
-     updated_at, deleted_at, revision, capsule_text";
+     updated_at, deleted_at, revision, based_on_json, capsule_text";
 
 pub fn cols(include_text: bool) -> &'static str {
     if include_text {
@@ -33,8 +33,9 @@ pub fn capsule_from_row(row: &Row<'_>) -> rusqlite::Result<Capsule> {
     let name: Option<String> = row.get(3)?;
     let tags_json: Option<String> = row.get(8)?;
     let tags = tags_json.and_then(|j| serde_json::from_str::<Vec<String>>(&j).ok());
-    let capsule_text = if row.as_ref().column_count() > 17 {
-        Some(row.get(17)?)
+    let based_on: Option<String> = row.get(17)?;
+    let capsule_text = if row.as_ref().column_count() > 18 {
+        Some(row.get(18)?)
     } else {
         None
     };
@@ -54,6 +55,7 @@ pub fn capsule_from_row(row: &Row<'_>) -> rusqlite::Result<Capsule> {
         updated_at: row.get(14)?,
         deleted_at: row.get(15)?,
         revision: row.get(16)?,
+        based_on: based_on.and_then(|j| serde_json::from_str(&j).ok()),
         capsule_text,
         id,
         workspace,

@@ -6,7 +6,7 @@
 //! applied every text change committed before it started, so a client always finds what it
 //! has just stored.
 
-use moss_client::capsule::{SearchHit, SearchPage, SearchRequest};
+use moss_client::capsule::{Pagination, SearchHit, SearchPage, SearchRequest};
 use rusqlite::types::Value;
 use rusqlite::{Connection, ErrorCode as SqliteCode};
 
@@ -19,8 +19,37 @@ use crate::{names, page, tags};
 
 /// Longest accepted query, in characters.
 pub const MAX_QUERY_CHARS: usize = 1000;
-/// Visible characters of a snippet, not counting markup and the ellipses.
+/// Visible characters of a snippet, not counting markup and the ellipses: by default, and the
+/// bounds of `snippet_chars`.
 pub const SNIPPET_CHARS: usize = 300;
+pub const SNIPPET_CHARS_MIN: i64 = 50;
+pub const SNIPPET_CHARS_MAX: i64 = 500;
+/// Tokens of a snippet: by default, the most accepted, and the most FTS5's snippet() gives.
+pub const SNIPPET_TOKENS: i64 = 64;
+pub const SNIPPET_TOKENS_MAX: i64 = 128;
+const FTS5_SNIPPET_TOKENS_MAX: i64 = 64;
+
+/// What a search returns around its hits.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    limit: i64,
+    offset: i64,
+    count_total: bool,
+    snippet_tokens: i64,
+    snippet_chars: usize,
+}
+
+/// Plain text as an FTS5 query that matches it word for word: every whitespace-separated word
+/// becomes a quoted string (its own quotes doubled), so no character is an operator; words
+/// without a letter or digit are dropped. `None` when nothing searchable is left.
+pub fn safe_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
 
 // Markers FTS5's snippet() puts around matches, turned into <b></b> after escaping. Private-use
 // code points: they never come out of the escaping step, so user text cannot forge a tag.
@@ -32,6 +61,33 @@ impl Capsules {
     /// `capsule_search`.
     pub async fn search(&self, req: SearchRequest) -> Result<SearchPage> {
         let query = req.query.trim().to_string();
+        let query = if req.safe_query.unwrap_or(false) {
+            safe_query(&query).ok_or_else(|| {
+                Error::invalid_field(
+                    "query",
+                    format!("query {query:?} has no word to search for (letters or digits)"),
+                )
+            })?
+        } else {
+            query
+        };
+        let snippet_tokens = req.snippet_tokens.unwrap_or(SNIPPET_TOKENS);
+        if !(1..=SNIPPET_TOKENS_MAX).contains(&snippet_tokens) {
+            return Err(Error::invalid_field(
+                "snippet_tokens",
+                format!("snippet_tokens must be 1 to {SNIPPET_TOKENS_MAX}, got {snippet_tokens}"),
+            ));
+        }
+        let snippet_chars = req.snippet_chars.unwrap_or(SNIPPET_CHARS as i64);
+        if !(SNIPPET_CHARS_MIN..=SNIPPET_CHARS_MAX).contains(&snippet_chars) {
+            return Err(Error::invalid_field(
+                "snippet_chars",
+                format!(
+                    "snippet_chars must be {SNIPPET_CHARS_MIN} to {SNIPPET_CHARS_MAX}, got \
+                     {snippet_chars}"
+                ),
+            ));
+        }
         let n = query.chars().count();
         if n == 0 {
             return Err(Error::invalid(
@@ -62,15 +118,23 @@ impl Capsules {
             req.role.as_deref().map(str::trim),
         )?;
 
+        let shape = Shape {
+            limit,
+            offset,
+            count_total: req.count_total.unwrap_or(true),
+            snippet_tokens: snippet_tokens.min(FTS5_SNIPPET_TOKENS_MAX),
+            snippet_chars: snippet_chars as usize,
+        };
+
         // Read-your-writes: wait for the indexer to apply what was committed before now.
         self.store.await_index(&CAPSULES).await;
 
         self.store
             .readers
             .run(move |conn| {
-                let (items, total) = run_search(conn, &f, &query, limit, offset)?;
+                let (items, pagination) = run_search(conn, &f, &query, shape)?;
                 Ok(SearchPage {
-                    pagination: page::pagination(limit, offset, items.len(), total),
+                    pagination,
                     items,
                     sort: "relevance".into(),
                 })
@@ -83,9 +147,11 @@ fn run_search(
     conn: &Connection,
     f: &Filter,
     query: &str,
-    limit: i64,
-    offset: i64,
-) -> Result<(Vec<SearchHit>, i64)> {
+    shape: Shape,
+) -> Result<(Vec<SearchHit>, Pagination)> {
+    let Shape { limit, offset, .. } = shape;
+    // Without a count, one hit more than the page tells whether there is more.
+    let read = if shape.count_total { limit } else { limit + 1 };
     let n = f.params().len();
     // Two steps, so the costly parts run only where they must:
     // - `hits` ranks the matches and keeps one page of them. `CROSS JOIN` makes SQLite drive
@@ -102,16 +168,17 @@ fn run_search(
              ORDER BY rank, c.seq DESC
              LIMIT ?{} OFFSET ?{})
          SELECT c.id, c.workspace_raw, c.name_raw, c.title, c.updated_at, c.deleted_at,
-                (SELECT snippet(capsules_fts, -1, char(57344), char(57345), '{ELLIPSIS}', 64)
+                (SELECT snippet(capsules_fts, -1, char(57344), char(57345), '{ELLIPSIS}', {})
                  FROM fts.capsules_fts WHERE capsules_fts MATCH ?1 AND rowid = hits.rid)
          FROM hits CROSS JOIN capsules AS c ON c.rowid = hits.rid
          ORDER BY hits.rank, hits.seq DESC",
         f.sql(),
         n + 1,
-        n + 2
+        n + 2,
+        shape.snippet_tokens
     );
     let mut params: Vec<Value> = f.params().to_vec();
-    params.push(Value::Integer(limit));
+    params.push(Value::Integer(read));
     params.push(Value::Integer(offset));
     let items = (|| {
         conn.prepare_cached(&sql)?
@@ -125,7 +192,7 @@ fn run_search(
                     title: r.get(3)?,
                     updated_at: r.get(4)?,
                     deleted_at: r.get(5)?,
-                    snippet: render_snippet(raw.as_deref().unwrap_or(""), SNIPPET_CHARS),
+                    snippet: render_snippet(raw.as_deref().unwrap_or(""), shape.snippet_chars),
                     id,
                     workspace,
                     name,
@@ -134,6 +201,18 @@ fn run_search(
             .collect::<rusqlite::Result<Vec<_>>>()
     })()
     .map_err(|e| query_error(e, query))?;
+    let mut items = items;
+    if !shape.count_total {
+        let has_more = items.len() as i64 > limit;
+        items.truncate(limit as usize);
+        let pagination = Pagination {
+            limit,
+            offset,
+            has_more,
+            total: None,
+        };
+        return Ok((items, pagination));
+    }
     let total = if offset == 0 && (items.len() as i64) < limit {
         items.len() as i64
     } else {
@@ -148,7 +227,8 @@ fn run_search(
             })
             .map_err(|e| query_error(e, query))?
     };
-    Ok((items, total))
+    let pagination = page::pagination(limit, offset, items.len(), total);
+    Ok((items, pagination))
 }
 
 /// How FTS5's query parser starts its error messages (sqlite3.c, `sqlite3Fts5ParseError`).
@@ -423,5 +503,28 @@ mod tests {
     #[test]
     fn forged_markup_stays_text() {
         assert_eq!(render_snippet("<b>x</b>", 300), "&lt;b&gt;x&lt;/b&gt;");
+    }
+}
+
+#[cfg(test)]
+mod safe_query_tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_becomes_quoted_words() {
+        assert_eq!(safe_query("pr-123").as_deref(), Some("\"pr-123\""));
+        assert_eq!(
+            safe_query("TODO: fix").as_deref(),
+            Some("\"TODO:\" \"fix\"")
+        );
+        assert_eq!(
+            safe_query("\"unbalanced").as_deref(),
+            Some("\"\"\"unbalanced\"")
+        );
+        assert_eq!(
+            safe_query("a AND b*").as_deref(),
+            Some("\"a\" \"AND\" \"b*\"")
+        );
+        assert_eq!(safe_query(" - : \" "), None);
     }
 }

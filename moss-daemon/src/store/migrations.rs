@@ -357,6 +357,12 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX idx_capsules_stats
       ON capsules(workspace_norm, run_id, deleted_at, phase, role, capsule_chars, created_at, updated_at);
     "#,
+    // 8: a capsule's lineage, the refs it was based on as given (JSON array), and an index of
+    // the capsules that have one, for walking the lineage downwards.
+    r#"
+    ALTER TABLE capsules ADD COLUMN based_on_json TEXT;
+    CREATE INDEX idx_capsules_based_on ON capsules(id) WHERE based_on_json IS NOT NULL;
+    "#,
 ];
 
 /// Brings the database up to the latest schema. Refuses a database newer than this build.

@@ -10,6 +10,7 @@ mod capsules;
 mod compose;
 mod concurrency;
 mod daemon_routes;
+mod history;
 mod mcp;
 mod memory;
 mod memory_sources;

@@ -312,7 +312,7 @@ async fn list_clamps_at_one_hundred() {
         .unwrap();
     assert_eq!(page.pagination.limit, 100);
     assert_eq!(page.items.len(), 100);
-    assert_eq!(page.pagination.total, 105);
+    assert_eq!(page.pagination.total, Some(105));
     assert!(page.pagination.has_more);
     // Newest first.
     assert!(
@@ -331,7 +331,7 @@ async fn list_clamps_at_one_hundred() {
     assert_eq!(inv.pagination.limit, 100);
     assert_eq!(inv.items.len(), 100);
     assert!(inv.pagination.has_more);
-    assert_eq!(inv.pagination.total, 105);
+    assert_eq!(inv.pagination.total, Some(105));
     let inv = d
         .client
         .capsules()

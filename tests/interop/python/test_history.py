@@ -1,0 +1,57 @@
+"""Interop: the official MCP Python SDK against capsule_restore, capsule_lineage, capsule_clone,
+and the search and bulk options (safe_query, count_total, skip_unchanged).
+
+Run by ../run-python.sh. Each test uses a fresh workspace.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import anyio
+import pytest
+from conftest import STEP_TIMEOUT_S, env
+from test_mcp_python_sdk import mcp_session
+from test_reasoning_tasks import _err, _ok
+
+TOOLSETS = "?toolsets=capsule"
+
+TEXT = (
+    "## Objective\n{marker}\n## Current status\nworking\n## Decisions\nnone yet\n"
+    "## Next actions\n- continue\n## Key locations\nsrc/\n## Open questions\nnone\n"
+)
+
+
+@pytest.mark.anyio
+async def test_restore_lineage_clone_and_options_over_the_sdk() -> None:
+    ws = f"interop-python-history-{uuid.uuid4().hex[:8]}"
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with mcp_session(env("MOSS_TOKEN"), query=TOOLSETS) as (session, _init):
+            src = await _ok(session, "capsule_store", {"workspace": ws, "name": "research", "capsule_text": TEXT.format(marker="pr-123 findings")})
+            plan = await _ok(
+                session,
+                "capsule_store",
+                {"workspace": ws, "name": "plan", "capsule_text": TEXT.format(marker="plan"), "based_on": [{"workspace": ws, "name": "research"}]},
+            )
+            copy = await _ok(
+                session,
+                "capsule_clone",
+                {"source": {"id": plan["id"]}, "target": {"name": "plan-v2"}, "set": {"phase": "review"}},
+            )
+            lineage = await _ok(session, "capsule_lineage", {"id": src["id"]})
+            assert [n["capsule"]["id"] for n in lineage["derived"]] == [plan["id"], copy["id"]], lineage
+            assert [n["depth"] for n in lineage["derived"]] == [1, 2], lineage
+
+            await _ok(session, "capsule_delete", {"id": src["id"]})
+            await _ok(session, "capsule_store", {"workspace": ws, "name": "research", "capsule_text": TEXT.format(marker="again")})
+            taken = await _err(session, "capsule_restore", {"id": src["id"]})
+            assert taken["code"] == "NAME_ALREADY_EXISTS", taken
+            restored = await _ok(session, "capsule_restore", {"id": src["id"], "mode": "rename"})
+            assert restored["name"] == "research-1", restored
+
+            hits = await _ok(session, "capsule_search", {"workspace": ws, "query": "pr-123", "safe_query": True, "count_total": False})
+            assert [h["name"] for h in hits["items"]] == ["research-1"], hits
+            assert "total" not in hits["pagination"], hits
+
+            skipped = await _ok(session, "capsule_bulk_update", {"workspace": ws, "set_phase": "review", "skip_unchanged": True})
+            assert skipped["updated"] == 3, skipped  # plan-v2 already in review
