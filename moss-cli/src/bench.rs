@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use moss_client::Client;
-use moss_client::capsule::{FetchRequest, StoreRequest};
+use moss_client::capsule::{FetchRequest, StoreMode, StoreRequest};
 use serde::Serialize;
 
 #[derive(Debug, Args)]
@@ -62,6 +62,10 @@ pub struct BenchArgs {
     /// Steps of the task whose radar --reasoning times.
     #[arg(long, default_value_t = 200, requires = "reasoning")]
     steps: u64,
+    /// Store with mode replace over this many names per client, so that most stores overwrite
+    /// a capsule (and keep a version of it) instead of creating one.
+    #[arg(long)]
+    replace: Option<u64>,
     /// Measure capsule_watch instead: --clients waiters follow one run while --clients
     /// writers store into it; the wake-up latency from commit to each waiter's answer.
     #[arg(long, conflicts_with_all = ["search", "reasoning", "memory"])]
@@ -315,6 +319,7 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
     });
     let size = args.size;
     let (c, ws) = (client.clone(), workspace.clone());
+    let replace = args.replace.filter(|r| *r > 0);
     let (store, stored) = phase(args.clients, duration, move |client_no, n, _| {
         let (c, ws) = (c.clone(), ws.clone());
         let text = capsule_of_size(size, ((client_no as u64) << 32) | n);
@@ -322,8 +327,9 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
             let req = StoreRequest {
                 capsule_text: text,
                 workspace: Some(ws),
-                name: Some(format!("c{client_no}-{n}")),
+                name: Some(format!("c{client_no}-{}", replace.map_or(n, |r| n % r))),
                 source: Some("moss-bench".into()),
+                mode: replace.map(|_| StoreMode::Replace),
                 ..Default::default()
             };
             c.capsules()
@@ -344,7 +350,9 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
     let (fetch, _) = phase(args.clients, duration, move |client_no, _, rng| {
         let (c, ws, stored) = (c.clone(), ws.clone(), stored.clone());
         let owner = (rng.next() as usize) % stored.len();
-        let count = stored[owner].max(1);
+        let count = replace
+            .map_or(stored[owner], |r| stored[owner].min(r))
+            .max(1);
         let pick = rng.next() % count;
         let _ = client_no;
         async move {

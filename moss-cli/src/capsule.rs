@@ -136,35 +136,49 @@ pub enum CapsuleCommand {
     ///   moss watch --workspace myproject --phase review --since 1234
     ///   moss watch --run-id pr-42 --follow
     #[command(verbatim_doc_comment)]
-    Watch(crate::bulk::WatchArgs),
+    Watch(crate::swarm::WatchArgs),
     /// Undelete a soft-deleted capsule, by id or --workspace and --name.
     ///
     /// Examples:
     ///   moss restore 01JABCDEF0123456789ABCDEFG
     ///   moss restore --workspace myproject --name auth --mode rename
     #[command(verbatim_doc_comment)]
-    Restore(crate::bulk::RestoreArgs),
+    Restore(crate::history::RestoreArgs),
     /// What a capsule was based on, and what was based on it (its lineage, both ways).
     ///
     /// Examples:
     ///   moss lineage --workspace myproject --name implementation-plan
     ///   moss lineage 01JABCDEF0123456789ABCDEFG --depth 5
     #[command(verbatim_doc_comment)]
-    Lineage(crate::bulk::LineageArgs),
+    Lineage(crate::history::LineageArgs),
+    /// The earlier revisions kept of a capsule, newest first (read one with fetch --version).
+    ///
+    /// Examples:
+    ///   moss versions --workspace myproject --name auth
+    ///   moss fetch --workspace myproject --name auth --at-version -1
+    #[command(verbatim_doc_comment)]
+    Versions(crate::history::VersionsArgs),
+    /// Compare two capsules, or two versions of one, section by section.
+    ///
+    /// Examples:
+    ///   moss diff --name plan-v1 --to-name plan-v2 --workspace myproject
+    ///   moss diff --name auth --at-version -1 --to-name auth --lines   # the last change
+    #[command(verbatim_doc_comment)]
+    Diff(crate::history::DiffArgs),
     /// Copy a capsule into a new one whose lineage names the source.
     ///
     /// Examples:
     ///   moss clone --from-name oauth-research-v1 --name oauth-research-v2 --run-id pr-200
     ///   moss clone 01JABCDEF0123456789ABCDEFG --workspace other --name copy --phase research
     #[command(verbatim_doc_comment)]
-    Clone(crate::bulk::CloneArgs),
+    Clone(crate::history::CloneArgs),
     /// Counts, sizes, phases and roles of capsules, without reading their texts.
     ///
     /// Examples:
     ///   moss stats
     ///   moss stats --workspace myproject --run-id pr-41,pr-42
     #[command(verbatim_doc_comment)]
-    Stats(crate::bulk::StatsArgs),
+    Stats(crate::swarm::StatsArgs),
     /// Back up capsules to a JSONL file (mode 0600; replaced atomically, never left partial).
     ///
     /// The file has a header line, then one capsule per line in id order. A bare file name is
@@ -269,6 +283,9 @@ pub struct FetchArgs {
     /// Summary only, without capsule_text.
     #[arg(long)]
     no_text: bool,
+    /// An earlier revision: -1 the previous one kept, -2 the one before; N revision N.
+    #[arg(long, allow_hyphen_values = true)]
+    at_version: Option<i64>,
 }
 
 #[derive(Debug, Args)]
@@ -445,6 +462,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 name,
                 include_deleted: flag(a.include_deleted),
                 include_text: a.no_text.then_some(false),
+                version: a.at_version,
             };
             print(&client.capsules().fetch(&req).await?, format)
         }
@@ -547,11 +565,13 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
         CapsuleCommand::BulkDelete(a) => crate::bulk::bulk_delete(a, client, format).await,
         CapsuleCommand::BulkUpdate(a) => crate::bulk::bulk_update(a, client, format).await,
         CapsuleCommand::Purge(a) => crate::bulk::purge(a, client, format).await,
-        CapsuleCommand::Watch(a) => crate::bulk::watch(a, client, format).await,
-        CapsuleCommand::Stats(a) => crate::bulk::stats(a, client, format).await,
-        CapsuleCommand::Restore(a) => crate::bulk::restore(a, client, format).await,
-        CapsuleCommand::Lineage(a) => crate::bulk::lineage(a, client, format).await,
-        CapsuleCommand::Clone(a) => crate::bulk::clone(a, client, format).await,
+        CapsuleCommand::Watch(a) => crate::swarm::watch(a, client, format).await,
+        CapsuleCommand::Stats(a) => crate::swarm::stats(a, client, format).await,
+        CapsuleCommand::Restore(a) => crate::history::restore(a, client, format).await,
+        CapsuleCommand::Lineage(a) => crate::history::lineage(a, client, format).await,
+        CapsuleCommand::Clone(a) => crate::history::clone(a, client, format).await,
+        CapsuleCommand::Versions(a) => crate::history::versions(a, client, format).await,
+        CapsuleCommand::Diff(a) => crate::history::diff(a, client, format).await,
         CapsuleCommand::Export(a) => crate::transfer::export(a, client, format).await,
         CapsuleCommand::Import(a) => crate::transfer::import(a, client, format).await,
     }

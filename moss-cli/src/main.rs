@@ -25,12 +25,14 @@ mod bulk;
 mod capsule;
 mod compose;
 mod connect;
+mod history;
 mod lifecycle;
 mod mcp_config;
 mod ops;
 mod output;
 mod search;
 mod service;
+mod swarm;
 mod transfer;
 
 use std::process::ExitCode;
@@ -83,6 +85,7 @@ enum Command {
     ///   moss bench --reasoning --clients 32 --duration 10
     ///   moss bench --memory --memories 100000 --clients 32 --duration 10
     ///   moss bench --watch --clients 32 --duration 10 --watch-rate 200
+    ///   moss bench --replace 50 --clients 32 --duration 10   # stores overwrite, keep versions
     #[command(verbatim_doc_comment)]
     Bench(bench::BenchArgs),
     /// The reasoning memory: notes and trace, branches, the graph, think cards.

@@ -54,6 +54,8 @@ key_value_tables!(
     moss_client::capsule::StatsResponse,
     moss_client::capsule::RestoreResponse,
     moss_client::capsule::LineageResponse,
+    moss_client::capsule::VersionsResponse,
+    moss_client::capsule::DiffResponse,
     moss_client::capsule::ExportResponse,
     moss_client::capsule::ImportResponse,
     moss_client::daemon::DaemonStatus,

@@ -37,6 +37,8 @@ pub enum Auth {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub capsule_max_chars: usize,
+    /// Earlier revisions kept per capsule (`capsule_versions`, default 10; 0 keeps none).
+    pub capsule_versions: u32,
     /// The output budget of reasoning and tasks reads that give no `max_chars`.
     pub output_max_chars: usize,
     pub allowed_paths: Vec<PathBuf>,
@@ -65,6 +67,9 @@ pub struct Config {
 }
 
 pub const DEFAULT_CAPSULE_MAX_CHARS: usize = 12_000;
+pub const DEFAULT_CAPSULE_VERSIONS: u32 = 10;
+/// The most revisions `capsule_versions` may keep.
+pub const MAX_CAPSULE_VERSIONS: u32 = 1000;
 /// The default output budget of reasoning and tasks reads, in characters.
 pub const DEFAULT_OUTPUT_MAX_CHARS: usize = 20_000;
 pub const DEFAULT_READ_POOL_SIZE: u32 = 4;
@@ -75,6 +80,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             capsule_max_chars: DEFAULT_CAPSULE_MAX_CHARS,
+            capsule_versions: DEFAULT_CAPSULE_VERSIONS,
             output_max_chars: DEFAULT_OUTPUT_MAX_CHARS,
             allowed_paths: Vec::new(),
             allow_unsafe_paths: false,
@@ -143,6 +149,7 @@ struct MemoryFileConfig {
 #[derive(Debug, Default, Deserialize)]
 struct FileConfig {
     capsule_max_chars: Option<usize>,
+    capsule_versions: Option<u32>,
     output_max_chars: Option<usize>,
     allowed_paths: Option<Vec<PathBuf>>,
     allow_unsafe_paths: Option<bool>,
@@ -160,6 +167,7 @@ struct FileConfig {
 
 const KNOWN_KEYS: &[&str] = &[
     "capsule_max_chars",
+    "capsule_versions",
     "output_max_chars",
     "allowed_paths",
     "allow_unsafe_paths",
@@ -239,6 +247,15 @@ impl Config {
         }
         if let Some(v) = f.capsule_max_chars.filter(|v| *v > 0) {
             self.capsule_max_chars = v;
+        }
+        if let Some(v) = f.capsule_versions {
+            if v > MAX_CAPSULE_VERSIONS {
+                self.warnings.push(format!(
+                    "capsule_versions {v} is more than {MAX_CAPSULE_VERSIONS}; keeping \
+                     {MAX_CAPSULE_VERSIONS}"
+                ));
+            }
+            self.capsule_versions = v.min(MAX_CAPSULE_VERSIONS);
         }
         if let Some(v) = f.output_max_chars.filter(|v| *v > 0) {
             self.output_max_chars = v.clamp(
@@ -392,6 +409,10 @@ fn merge(into: &mut FileConfig, over: FileConfig) {
         }
     }
     scalar(&mut into.capsule_max_chars, over.capsule_max_chars);
+    // 0 is a value here (no versions), not "unset".
+    if over.capsule_versions.is_some() {
+        into.capsule_versions = over.capsule_versions;
+    }
     scalar(&mut into.output_max_chars, over.output_max_chars);
     scalar(&mut into.db_max_open_conns, over.db_max_open_conns);
     scalar(&mut into.db_max_idle_conns, over.db_max_idle_conns);

@@ -359,6 +359,8 @@ fn every_subcommand_has_help_with_examples() {
         "restore",
         "lineage",
         "clone",
+        "versions",
+        "diff",
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_moss"))
             .args([sub, "--help"])
@@ -997,5 +999,81 @@ async fn history_verbs_clone_lineage_restore_and_safe_search() {
     );
     assert_eq!(hits["items"][0]["name"], "research-1", "{hits}");
     assert!(hits["pagination"].get("total").is_none());
+    d.stop().await;
+}
+
+/// Versions and diff from the CLI: an update keeps the previous text, fetch --version reads it,
+/// diff --lines shows the change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_fetch_version_and_diff() {
+    let d = TestDaemon::start().await;
+    json(
+        &moss(
+            &d,
+            &["store", "--name", "auth", "--workspace", "v"],
+            Some(&capsule_text("first")),
+        )
+        .await,
+    );
+    json(
+        &moss(
+            &d,
+            &["update", "--name", "auth", "--workspace", "v"],
+            Some(&capsule_text("second")),
+        )
+        .await,
+    );
+    let versions = json(
+        &moss(
+            &d,
+            &["versions", "--name", "auth", "--workspace", "v"],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(versions["versions"][0]["revision"], 1, "{versions}");
+    let before = json(
+        &moss(
+            &d,
+            &[
+                "fetch",
+                "--name",
+                "auth",
+                "--workspace",
+                "v",
+                "--at-version",
+                "-1",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert!(before["capsule_text"].as_str().unwrap().contains("first"));
+    let diff = json(
+        &moss(
+            &d,
+            &[
+                "diff",
+                "--name",
+                "auth",
+                "--workspace",
+                "v",
+                "--at-version",
+                "-1",
+                "--to-name",
+                "auth",
+                "--lines",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(diff["sections"]["Objective"], "modified", "{diff}");
+    assert!(
+        diff["diffs"]["Objective"]
+            .as_str()
+            .unwrap()
+            .contains("+second")
+    );
     d.stop().await;
 }

@@ -1,5 +1,7 @@
 //! Wire types of a capsule's history: `capsule_restore`, `capsule_lineage`, `capsule_clone`.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::{Capsule, CapsuleRef, FetchKey};
@@ -164,4 +166,139 @@ pub struct CloneRequest {
     /// Metadata overrides (run_id, phase, role, tags).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set: Option<CloneSet>,
+}
+
+/// Arguments of `capsule_versions`: a capsule by `id` or `workspace` + `name`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(
+    feature = "schema",
+    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
+pub struct VersionsRequest {
+    /// Capsule id. Give either this or `workspace` + `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Workspace of the named capsule (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Capsule name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A soft-deleted capsule too. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_deleted: Option<bool>,
+}
+
+/// One earlier revision of a capsule, without its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct CapsuleVersion {
+    pub revision: i64,
+    /// `capsule_fetch` `version` that reads it: -1 for the newest earlier one.
+    pub version: i64,
+    /// When this revision was written.
+    pub updated_at: i64,
+    pub capsule_chars: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Who wrote this revision, as it was tagged then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+}
+
+/// Result of `capsule_versions`: the current revision and the earlier ones kept, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct VersionsResponse {
+    pub id: String,
+    /// The capsule's current revision.
+    pub revision: i64,
+    pub versions: Vec<CapsuleVersion>,
+    /// How many earlier revisions the daemon keeps per capsule (config `capsule_versions`).
+    pub keep: i64,
+}
+
+/// One side of `capsule_diff`: a capsule (`id` or `workspace` + `name`), now or at a
+/// `version`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DiffRef {
+    /// Capsule id. Give either this or `workspace` + `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Workspace of the named capsule (default "default").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Capsule name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// An earlier state, as in `capsule_fetch` (-1 the previous version; a positive number a
+    /// revision).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<i64>,
+}
+
+/// Arguments of `capsule_diff`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DiffRequest {
+    /// The older side.
+    pub a: DiffRef,
+    /// The newer side.
+    pub b: DiffRef,
+    /// Add a unified line diff of each modified section (`diffs`). Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_diff: Option<bool>,
+}
+
+/// How a section compares between `a` and `b`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum SectionState {
+    /// The same text on both sides.
+    Unchanged,
+    /// Both sides have content, and it differs.
+    Modified,
+    /// Content in `b` only (the section is missing or empty in `a`).
+    Added,
+    /// Content in `a` only (the section is missing or empty in `b`).
+    RemovedContent,
+}
+
+/// Counts of `capsule_diff`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct DiffSummary {
+    pub unchanged_sections: i64,
+    pub modified_sections: i64,
+    pub added_sections: i64,
+    pub removed_sections: i64,
+    pub a_chars: i64,
+    pub b_chars: i64,
+}
+
+/// Result of `capsule_diff`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct DiffResponse {
+    /// Every section of either side (header text as first written), and its state.
+    pub sections: BTreeMap<String, SectionState>,
+    /// The sections in order: `a`'s, then those only `b` has.
+    pub order: Vec<String>,
+    pub summary: DiffSummary,
+    /// With `include_diff`: a unified line diff of each modified section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diffs: Option<BTreeMap<String, String>>,
+    /// The revisions compared.
+    pub a_revision: i64,
+    pub b_revision: i64,
 }

@@ -25,8 +25,9 @@ pub use compose::{
     ComposeItem, ComposePart, ComposeParts, ComposePivot, ComposeRequest, ComposeResponse, StoreAs,
 };
 pub use history::{
-    CloneRequest, CloneSet, CloneTarget, LineageNode, LineageRequest, LineageResponse, RestoreMode,
-    RestoreRequest, RestoreResponse,
+    CapsuleVersion, CloneRequest, CloneSet, CloneTarget, DiffRef, DiffRequest, DiffResponse,
+    DiffSummary, LineageNode, LineageRequest, LineageResponse, RestoreMode, RestoreRequest,
+    RestoreResponse, SectionState, VersionsRequest, VersionsResponse,
 };
 pub use search::{SearchHit, SearchPage, SearchRequest};
 pub use transfer::{
@@ -228,6 +229,11 @@ pub struct FetchRequest {
     /// Return `capsule_text`. Default true; false is a cheap peek at the summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_text: Option<bool>,
+    /// An earlier state: -1 the version before the current one, -2 the one before that; a
+    /// positive number is that revision. Only the newest `capsule_versions` (config, default
+    /// 10) earlier revisions are kept; soft deletes and restores make none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<i64>,
 }
 
 /// A capsule as returned by fetch, latest and the browse operations.

@@ -14,7 +14,8 @@ use crate::capsule::{
     WatchResponse,
 };
 use crate::capsule::{
-    CloneRequest, LineageRequest, LineageResponse, RestoreRequest, RestoreResponse,
+    CloneRequest, DiffRequest, DiffResponse, LineageRequest, LineageResponse, RestoreRequest,
+    RestoreResponse, VersionsRequest, VersionsResponse,
 };
 
 /// The capsule operations of a [`Client`] ([`Client::capsules`]). Cheap: a reference.
@@ -256,6 +257,28 @@ impl Capsules<'_> {
             .send(
                 self.client
                     .request(Method::POST, "/capsules/clone")
+                    .json(req),
+            )
+            .await
+    }
+
+    /// `capsule_versions`: `GET /capsules/versions`.
+    pub async fn versions(&self, req: &VersionsRequest) -> Result<VersionsResponse, ClientError> {
+        self.client
+            .send(
+                self.client
+                    .request(Method::GET, "/capsules/versions")
+                    .query(req),
+            )
+            .await
+    }
+
+    /// `capsule_diff`: `POST /capsules/diff`.
+    pub async fn diff(&self, req: &DiffRequest) -> Result<DiffResponse, ClientError> {
+        self.client
+            .send(
+                self.client
+                    .request(Method::POST, "/capsules/diff")
                     .json(req),
             )
             .await

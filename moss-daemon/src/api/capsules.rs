@@ -32,6 +32,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(restore))
         .routes(routes!(lineage))
         .routes(routes!(clone_capsule))
+        .routes(routes!(versions))
+        .routes(routes!(diff))
         .routes(routes!(export))
         .routes(routes!(import))
         .routes(routes!(fetch_by_name, update_by_name, delete_by_name))
@@ -317,6 +319,36 @@ pub async fn clone_capsule(
     Body(req): Body<CloneRequest>,
 ) -> Result<Json<CapsuleHandle>> {
     s.capsules.clone_capsule(req).await.map(Json)
+}
+
+#[utoipa::path(
+    get,
+    path = "/capsules/versions",
+    tag = "capsule",
+    operation_id = "capsule_versions",
+    params(VersionsRequest),
+    responses((status = 200, description = "capsule_versions: the earlier revisions kept, newest first", body = VersionsResponse))
+)]
+pub async fn versions(
+    State(s): State<AppState>,
+    Params(req): Params<VersionsRequest>,
+) -> Result<Json<VersionsResponse>> {
+    s.capsules.versions(req).await.map(Json)
+}
+
+#[utoipa::path(
+    post,
+    path = "/capsules/diff",
+    tag = "capsule",
+    operation_id = "capsule_diff",
+    request_body = DiffRequest,
+    responses((status = 200, description = "capsule_diff: section by section", body = DiffResponse))
+)]
+pub async fn diff(
+    State(s): State<AppState>,
+    Body(req): Body<DiffRequest>,
+) -> Result<Json<DiffResponse>> {
+    s.capsules.diff(req).await.map(Json)
 }
 
 #[utoipa::path(

@@ -177,6 +177,7 @@ impl Capsules {
             if_revision: req.if_revision,
         };
         let max = self.config.capsule_max_chars;
+        let keep = self.config.capsule_versions;
         self.store
             .writer
             .run(move |conn| {
@@ -207,6 +208,7 @@ impl Capsules {
                     .with_details(e.0.details)
                 })?;
                 let t = now();
+                super::save_version(conn, &id, keep)?;
                 conn.prepare_cached(
                     "UPDATE capsules SET capsule_text = ?1, capsule_chars = ?2, tokens_estimate = ?3,
                        updated_at = ?4, seq = ?5, revision = revision + 1 WHERE id = ?6",

@@ -89,6 +89,7 @@ fn update_each(
     assignments: &str,
     values: &[Value],
     t: i64,
+    keep: u32,
 ) -> Result<()> {
     let n = values.len();
     let sql = format!(
@@ -100,6 +101,7 @@ fn update_each(
     );
     let mut stmt = conn.prepare(&sql)?;
     for id in ids {
+        super::save_version(conn, id, keep)?;
         let mut params = values.to_vec();
         params.push(Value::Integer(t));
         params.push(Value::Integer(conn.next_seq()));
@@ -128,7 +130,8 @@ impl Capsules {
             .run(move |conn| {
                 let ids = selected_ids(conn, &sel.filter)?;
                 let t = now();
-                update_each(conn, &ids, "deleted_at = ?1", &[Value::Integer(t)], t)?;
+                // A soft delete changes no content: no version.
+                update_each(conn, &ids, "deleted_at = ?1", &[Value::Integer(t)], t, 0)?;
                 let n = ids.len() as i64;
                 Ok(BulkDeleteResponse {
                     deleted: n,
@@ -207,11 +210,12 @@ impl Capsules {
                 .add_each(&format!("({})", differs.join(" OR ")), differs_values);
         }
         let assignments = assignments.join(", ");
+        let keep = self.config.capsule_versions;
         self.store
             .writer
             .run(move |conn| {
                 let ids = selected_ids(conn, &sel.filter)?;
-                update_each(conn, &ids, &assignments, &values, now())?;
+                update_each(conn, &ids, &assignments, &values, now(), keep)?;
                 let n = ids.len() as i64;
                 Ok(BulkUpdateResponse {
                     updated: n,

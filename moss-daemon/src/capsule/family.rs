@@ -41,7 +41,8 @@ const TOOLS: &[Tool] = &[
         FetchRequest,
         "Load one capsule with its full text, by id or by workspace+name (not \
             both: 400 AMBIGUOUS_ADDRESSING). include_text:false peeks at the summary only. \
-            Soft-deleted capsules are 404 NOT_FOUND unless include_deleted:true.",
+            Soft-deleted capsules are 404 NOT_FOUND unless include_deleted:true. version:-1 \
+            reads the previous revision kept, -2 the one before (capsule_versions lists them).",
         |app, req, _| app.capsules.fetch(req)
     ),
     tool!(
@@ -160,6 +161,18 @@ const TOOLS: &[Tool] = &[
         |app, req, _| app.capsules.clone_capsule(req)
     ),
     tool!(
+        "capsule_versions",
+        VersionsRequest,
+        "List the earlier revisions kept of a capsule (id or workspace+name), newest first, without their texts: revision, version (the capsule_fetch version that reads it: -1, -2, …), updated_at, capsule_chars, title, and the run_id/phase/role it carried. The daemon keeps the newest capsule_versions (config, default 10) per capsule; every update, append, replace, bulk update and import replace saves one; deletes and restores do not.",
+        |app, req, _| app.capsules.versions(req)
+    ),
+    tool!(
+        "capsule_diff",
+        DiffRequest,
+        "Compare two capsules, or two versions of one (a and b: id or workspace+name, optional version as in capsule_fetch), section by section: sections {title: unchanged|modified|added|removed_content}, order, summary {unchanged_sections, modified_sections, added_sections, removed_sections, a_chars, b_chars}. include_diff:true adds a unified line diff per modified section.",
+        |app, req, _| app.capsules.diff(req)
+    ),
+    tool!(
         "capsule_export",
         ExportRequest,
         "Back up capsules to a JSONL file (one capsule per line after a \
@@ -169,7 +182,8 @@ const TOOLS: &[Tool] = &[
             (default all), include_deleted adds soft-deleted ones. path must end in .jsonl and \
             sit directly in ~/.moss/exports/ (a bare file name goes there) or an allowed_paths \
             directory; `..`, subdirectories and symlinks are refused (400 INVALID_REQUEST, \
-            details.rule says which rule). Returns path, count, exported_at, bytes. Sends \
+            details.rule says which rule). Returns path, count, exported_at, bytes. Versions \
+            and lineage are not exported. Sends \
             notifications/progress when the call carries a progressToken.",
         |app, req, progress| app.capsules.export(req, progress)
     ),
@@ -185,7 +199,8 @@ const TOOLS: &[Tool] = &[
             capsule_chars and tokens_estimate are recomputed. A malformed line is 400 \
             INVALID_RECORD naming the line and field; records without id or workspace_raw are \
             skipped and listed in errors. Over max_import_bytes (25 MB) is 413 FILE_TOO_LARGE. \
-            Sends notifications/progress when the call carries a progressToken.",
+            Export files hold no versions or lineage. Sends notifications/progress when the \
+            call carries a progressToken.",
         |app, req, progress| app.capsules.import(req, progress)
     ),
 ];

@@ -1,14 +1,16 @@
 //! A capsule's history: `capsule_restore` (undelete), `capsule_lineage` (what it was based on,
-//! what was based on it) and `capsule_clone` (a copy that records its source as lineage).
+//! what was based on it), `capsule_clone` (a copy that records its source as lineage),
+//! versions (`capsule_versions`, `capsule_fetch` with `version`) and `capsule_diff`.
 
 use std::collections::{HashSet, VecDeque};
 
 use moss_client::ErrorCode;
 use moss_client::capsule::{
-    Capsule, CapsuleHandle, CapsuleRef, CloneRequest, LineageNode, LineageRequest, LineageResponse,
-    RestoreMode, RestoreRequest, RestoreResponse,
+    Capsule, CapsuleHandle, CapsuleRef, CapsuleVersion, CloneRequest, DiffRef, DiffRequest,
+    DiffResponse, DiffSummary, LineageNode, LineageRequest, LineageResponse, RestoreMode,
+    RestoreRequest, RestoreResponse, SectionState, VersionsRequest, VersionsResponse,
 };
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
 use super::fields::Address;
@@ -387,4 +389,326 @@ fn walk_down(
         }
     }
     Ok(out)
+}
+
+/// Columns of a version row, in [`version_into`]'s order.
+const VERSION_COLS: &str = "revision, title, capsule_text, capsule_chars, tokens_estimate, \
+     tags_json, source, run_id, phase, role, based_on_json, updated_at";
+
+/// `current` as it was at the version row `r`.
+fn version_into(
+    mut c: Capsule,
+    r: &rusqlite::Row,
+    include_text: bool,
+) -> rusqlite::Result<Capsule> {
+    c.revision = r.get(0)?;
+    c.title = r.get(1)?;
+    c.capsule_text = if include_text { Some(r.get(2)?) } else { None };
+    c.capsule_chars = r.get(3)?;
+    c.tokens_estimate = r.get(4)?;
+    c.tags = r
+        .get::<_, Option<String>>(5)?
+        .and_then(|j| serde_json::from_str::<Vec<String>>(&j).ok())
+        .filter(|t| !t.is_empty());
+    c.source = r.get(6)?;
+    c.run_id = r.get(7)?;
+    c.phase = r.get(8)?;
+    c.role = r.get(9)?;
+    c.based_on = r
+        .get::<_, Option<String>>(10)?
+        .and_then(|j| serde_json::from_str(&j).ok());
+    c.updated_at = r.get(11)?;
+    Ok(c)
+}
+
+/// The capsule at `addr`, now (`version` absent or its current revision) or at an earlier
+/// version: -1 the newest kept, -2 the one before; a positive number that revision.
+pub(crate) fn fetch_at(
+    conn: &Connection,
+    addr: &Address,
+    include_deleted: bool,
+    include_text: bool,
+    version: Option<i64>,
+    keep: u32,
+) -> Result<Capsule> {
+    let Some(current) = query::find(conn, addr, include_deleted, include_text)? else {
+        return Err(not_found(conn, addr, Wanted::Read));
+    };
+    let Some(v) = version else {
+        return Ok(current);
+    };
+    if v == 0 || v == current.revision {
+        return Ok(current);
+    }
+    let id = current.id.clone();
+    let keep = i64::from(keep);
+    // Only the newest `keep` versions are visible (more remain after `capsule_versions` was
+    // lowered, until the capsule's next change prunes them).
+    let row = if v < -keep {
+        None
+    } else if v < 0 {
+        conn.prepare_cached(&format!(
+            "SELECT {VERSION_COLS} FROM capsule_versions WHERE capsule_id = ?1
+             ORDER BY revision DESC LIMIT 1 OFFSET ?2"
+        ))?
+        .query_row(params![id, -v - 1], |r| {
+            version_into(current.clone(), r, include_text)
+        })
+        .optional()?
+    } else {
+        conn.prepare_cached(&format!(
+            "SELECT {VERSION_COLS} FROM (
+               SELECT * FROM capsule_versions WHERE capsule_id = ?1
+               ORDER BY revision DESC LIMIT ?3)
+             WHERE revision = ?2"
+        ))?
+        .query_row(params![id, v, keep], |r| {
+            version_into(current.clone(), r, include_text)
+        })
+        .optional()?
+    };
+    row.ok_or_else(|| {
+        let kept: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM capsule_versions WHERE capsule_id = ?1",
+                [&id],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap_or(0)
+            .min(keep);
+        Error::not_found(format!(
+            "capsule {} has no version {v}: it is at revision {} and {kept} earlier \
+             revision(s) are kept (capsule_versions lists them)",
+            addr.describe(),
+            current.revision
+        ))
+        .with_details(json!({ "field": "version", "revision": current.revision, "kept": kept }))
+    })
+}
+
+/// A capsule's text as `(title, body)` sections: the sections at its section level (as the
+/// compose pivot reads them), bodies trimmed; a text without headers is one untitled section.
+fn sections_of(text: &str) -> Vec<(String, String)> {
+    let all = super::sections::sections(text);
+    if all.is_empty() {
+        return vec![(String::new(), text.trim().to_string())];
+    }
+    let level = (1..=6)
+        .find(|l| all.iter().filter(|s| s.level == *l).count() >= 2)
+        .or_else(|| all.iter().map(|s| s.level).min())
+        .unwrap_or(2);
+    all.iter()
+        .filter(|s| s.level == level)
+        .map(|s| (s.title.clone(), s.body(text).trim().to_string()))
+        .collect()
+}
+
+/// Two texts compared section by section.
+#[derive(Debug)]
+pub struct TextDiff {
+    pub sections: std::collections::BTreeMap<String, SectionState>,
+    pub order: Vec<String>,
+    pub summary: DiffSummary,
+    pub diffs: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// Compares two texts section by section.
+pub fn diff_texts(a: &str, b: &str, include_diff: bool) -> TextDiff {
+    let (sa, sb) = (sections_of(a), sections_of(b));
+    let find = |list: &[(String, String)], title: &str| {
+        list.iter()
+            .find(|(t, _)| t.to_lowercase() == title.to_lowercase())
+            .map(|(_, body)| body.clone())
+    };
+    let mut order: Vec<String> = sa.iter().map(|(t, _)| t.clone()).collect();
+    for (t, _) in &sb {
+        if !order.iter().any(|o| o.to_lowercase() == t.to_lowercase()) {
+            order.push(t.clone());
+        }
+    }
+    let mut states = std::collections::BTreeMap::new();
+    let mut diffs = std::collections::BTreeMap::new();
+    let mut summary = DiffSummary {
+        unchanged_sections: 0,
+        modified_sections: 0,
+        added_sections: 0,
+        removed_sections: 0,
+        a_chars: a.chars().count() as i64,
+        b_chars: b.chars().count() as i64,
+    };
+    for title in &order {
+        let (x, y) = (
+            find(&sa, title).unwrap_or_default(),
+            find(&sb, title).unwrap_or_default(),
+        );
+        let state = match (x.is_empty(), y.is_empty()) {
+            _ if x == y => SectionState::Unchanged,
+            (true, false) => SectionState::Added,
+            (false, true) => SectionState::RemovedContent,
+            _ => SectionState::Modified,
+        };
+        match state {
+            SectionState::Unchanged => summary.unchanged_sections += 1,
+            SectionState::Modified => summary.modified_sections += 1,
+            SectionState::Added => summary.added_sections += 1,
+            SectionState::RemovedContent => summary.removed_sections += 1,
+        }
+        if include_diff && state == SectionState::Modified {
+            let (x, y) = (format!("{x}\n"), format!("{y}\n"));
+            let text = similar::TextDiff::from_lines(&x, &y)
+                .unified_diff()
+                .context_radius(2)
+                .header("a", "b")
+                .to_string();
+            diffs.insert(title.clone(), text);
+        }
+        states.insert(title.clone(), state);
+    }
+    TextDiff {
+        sections: states,
+        order,
+        summary,
+        diffs: include_diff.then_some(diffs),
+    }
+}
+
+impl Capsules {
+    /// `capsule_versions`: the earlier revisions kept, newest first, without their texts.
+    pub async fn versions(&self, req: VersionsRequest) -> Result<VersionsResponse> {
+        let addr = Address::resolve(
+            req.id.as_deref(),
+            req.workspace.as_deref(),
+            req.name.as_deref(),
+        )?;
+        let include_deleted = req.include_deleted.unwrap_or(false);
+        let keep = self.config.capsule_versions as i64;
+        self.store
+            .readers
+            .run(move |conn| {
+                let Some(c) = query::find(conn, &addr, include_deleted, false)? else {
+                    return Err(not_found(conn, &addr, Wanted::Read));
+                };
+                let mut versions: Vec<CapsuleVersion> = conn
+                    .prepare_cached(
+                        "SELECT revision, updated_at, capsule_chars, title, run_id, phase, role
+                         FROM capsule_versions WHERE capsule_id = ?1 ORDER BY revision DESC
+                         LIMIT ?2",
+                    )?
+                    .query_map(params![c.id, keep], |r| {
+                        Ok(CapsuleVersion {
+                            revision: r.get(0)?,
+                            version: 0,
+                            updated_at: r.get(1)?,
+                            capsule_chars: r.get(2)?,
+                            title: r.get(3)?,
+                            run_id: r.get(4)?,
+                            phase: r.get(5)?,
+                            role: r.get(6)?,
+                        })
+                    })?
+                    .collect::<rusqlite::Result<_>>()?;
+                for (i, v) in versions.iter_mut().enumerate() {
+                    v.version = -(i as i64) - 1;
+                }
+                Ok(VersionsResponse {
+                    id: c.id,
+                    revision: c.revision,
+                    versions,
+                    keep,
+                })
+            })
+            .await
+    }
+
+    /// `capsule_diff`: two capsules (or two versions of one) compared section by section.
+    pub async fn diff(&self, req: DiffRequest) -> Result<DiffResponse> {
+        let side = |name: &str, r: &DiffRef| {
+            Address::resolve(r.id.as_deref(), r.workspace.as_deref(), r.name.as_deref())
+                .map(|a| (a, r.version))
+                .map_err(|mut e| {
+                    e.0.message = format!("{name}: {}", e.0.message);
+                    e
+                })
+        };
+        let (a, b) = (side("a", &req.a)?, side("b", &req.b)?);
+        let include_diff = req.include_diff.unwrap_or(false);
+        let keep = self.config.capsule_versions;
+        self.store
+            .readers
+            .run(move |conn| {
+                let ca = fetch_at(conn, &a.0, true, true, a.1, keep)?;
+                let cb = fetch_at(conn, &b.0, true, true, b.1, keep)?;
+                let d = diff_texts(
+                    ca.capsule_text.as_deref().unwrap_or(""),
+                    cb.capsule_text.as_deref().unwrap_or(""),
+                    include_diff,
+                );
+                Ok(DiffResponse {
+                    sections: d.sections,
+                    order: d.order,
+                    summary: d.summary,
+                    diffs: d.diffs,
+                    a_revision: ca.revision,
+                    b_revision: cb.revision,
+                })
+            })
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "## Objective\nShip auth\n## Current status\nstarted\n## Decisions\n- JWT\n\
+                     ## Open questions\n- rotate keys?\n";
+    const B: &str = "## Objective\nShip auth\n## Current status\nreviewing\n## Decisions\n- JWT\n\
+                     - refresh tokens\n## Open questions\n\n## Risks\n- clock skew\n";
+
+    #[test]
+    fn every_section_state_and_the_line_diff() {
+        let TextDiff {
+            sections: states,
+            order,
+            summary,
+            diffs,
+        } = diff_texts(A, B, true);
+        assert_eq!(
+            order,
+            [
+                "Objective",
+                "Current status",
+                "Decisions",
+                "Open questions",
+                "Risks"
+            ]
+        );
+        assert_eq!(states["Objective"], SectionState::Unchanged);
+        assert_eq!(states["Current status"], SectionState::Modified);
+        assert_eq!(states["Decisions"], SectionState::Modified);
+        assert_eq!(states["Open questions"], SectionState::RemovedContent);
+        assert_eq!(states["Risks"], SectionState::Added);
+        assert_eq!(
+            (
+                summary.unchanged_sections,
+                summary.modified_sections,
+                summary.added_sections,
+                summary.removed_sections
+            ),
+            (1, 2, 1, 1)
+        );
+        let diffs = diffs.unwrap();
+        assert_eq!(diffs.len(), 2, "modified sections only");
+        assert!(
+            diffs["Decisions"].contains("+- refresh tokens"),
+            "{}",
+            diffs["Decisions"]
+        );
+        assert!(
+            diffs["Current status"].contains("-started\n+reviewing"),
+            "{}",
+            diffs["Current status"]
+        );
+        assert!(diff_texts(A, A, false).diffs.is_none());
+    }
 }

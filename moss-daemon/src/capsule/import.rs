@@ -106,6 +106,7 @@ impl Capsules {
         progress: Progress,
     ) -> Result<ImportResponse> {
         let mode = req.mode.unwrap_or_default();
+        let keep = self.config.capsule_versions;
         let rules = self.paths.clone();
         let limits = Limits {
             max_bytes: self.config.max_import_bytes,
@@ -175,7 +176,7 @@ impl Capsules {
                             }
                         }
                         Line::Record(r) => {
-                            apply(conn, *r, mode, &mut out)?;
+                            apply(conn, *r, mode, keep, &mut out)?;
                             done += 1;
                             progress.set(done);
                         }
@@ -376,7 +377,13 @@ fn parse_line(bytes: &[u8], t: i64) -> Result<Line> {
 
 /// Writes one record according to `mode`, which decides what an id or active name already taken
 /// does: `error` refuses, `replace` overwrites and keeps the id, `rename` imports alongside.
-fn apply(conn: &WriteCtx, r: Record, mode: ImportMode, out: &mut ImportResponse) -> Result<()> {
+fn apply(
+    conn: &WriteCtx,
+    r: Record,
+    mode: ImportMode,
+    keep: u32,
+    out: &mut ImportResponse,
+) -> Result<()> {
     let id_taken = conn
         .prepare_cached("SELECT 1 FROM capsules WHERE id = ?1")?
         .query_row([&r.id], |_| Ok(()))
@@ -472,6 +479,9 @@ fn apply(conn: &WriteCtx, r: Record, mode: ImportMode, out: &mut ImportResponse)
         }
     };
     // An error from here fails the whole import: its counts are never seen.
+    if how == RowWrite::Overwrite {
+        super::save_version(conn, &id, keep)?;
+    }
     write_row(conn, how, &id, &capsule, &r.times, conn.next_seq())?;
     out.imported += 1;
     Ok(())

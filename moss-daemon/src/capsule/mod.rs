@@ -119,6 +119,32 @@ impl RowWrite {
     }
 }
 
+/// Keeps capsule `id` as it is now among its versions (before a change), then drops all but
+/// its newest `keep` versions. Nothing when `keep` is 0. Soft deletes and restores keep no
+/// version: they change no content.
+pub(crate) fn save_version(conn: &Connection, id: &str, keep: u32) -> rusqlite::Result<()> {
+    if keep == 0 {
+        return Ok(());
+    }
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO capsule_versions(capsule_id, revision, title, capsule_text,
+           capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role,
+           based_on_json, updated_at)
+         SELECT id, revision, title, capsule_text, capsule_chars, tokens_estimate, tags_json,
+           source, run_id, phase, role, based_on_json, updated_at
+         FROM capsules WHERE id = ?1",
+    )?
+    .execute([id])?;
+    conn.prepare_cached(
+        "DELETE FROM capsule_versions WHERE capsule_id = ?1 AND revision < (
+           SELECT min(revision) FROM (
+             SELECT revision FROM capsule_versions WHERE capsule_id = ?1
+             ORDER BY revision DESC LIMIT ?2))",
+    )?
+    .execute(params![id, keep])?;
+    Ok(())
+}
+
 /// Writes capsule `c` with `times` and `seq` as the row `id`, as `how` says: the one place a
 /// capsule's columns are written whole.
 pub(crate) fn write_row(
@@ -205,9 +231,10 @@ impl Capsules {
             name,
         };
         let mode = req.mode.unwrap_or_default();
+        let keep = self.config.capsule_versions;
         self.store
             .writer
-            .run(move |w| store_job(w, new, mode))
+            .run(move |w| store_job(w, new, mode, keep))
             .await
     }
 
@@ -220,9 +247,13 @@ impl Capsules {
         )?;
         let include_deleted = req.include_deleted.unwrap_or(false);
         let include_text = req.include_text.unwrap_or(true);
+        let version = req.version;
+        let keep = self.config.capsule_versions;
         self.store
             .readers
-            .run(move |conn| fetch_one(conn, &addr, include_deleted, include_text))
+            .run(move |conn| {
+                history::fetch_at(conn, &addr, include_deleted, include_text, version, keep)
+            })
             .await
     }
 
@@ -318,6 +349,7 @@ impl Capsules {
             if_updated_at: req.if_updated_at,
             if_revision: req.if_revision,
         };
+        let keep = self.config.capsule_versions;
         self.store
             .writer
             .run(move |conn| {
@@ -326,6 +358,7 @@ impl Capsules {
                 };
                 guard.check(&row, &addr)?;
                 let id = row.id;
+                save_version(conn, &id, keep)?;
                 let mut params: Vec<rusqlite::types::Value> = Vec::new();
                 let mut assignments = Vec::new();
                 for (col, val) in sets {
@@ -654,7 +687,7 @@ fn handle_of(conn: &Connection, id: &str) -> Result<CapsuleHandle> {
     })
 }
 
-fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode) -> Result<CapsuleHandle> {
+fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Result<CapsuleHandle> {
     let t = now();
     let seq = conn.next_seq();
     let name_raw = c.name.as_ref().map(|(r, _)| r.as_str());
@@ -691,6 +724,7 @@ fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode) -> Result<CapsuleH
                     updated_at: t,
                     deleted_at: None,
                 };
+                save_version(conn, &holder.id, keep)?;
                 write_row(conn, RowWrite::Overwrite, &holder.id, &c, &times, seq)?;
                 (holder.id, holder.revision + 1)
             }

@@ -363,6 +363,30 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE capsules ADD COLUMN based_on_json TEXT;
     CREATE INDEX idx_capsules_based_on ON capsules(id) WHERE based_on_json IS NOT NULL;
     "#,
+    // 9: earlier revisions of capsules, as they were before each change (the newest
+    // `capsule_versions` of each capsule are kept); they go with their capsule when it is
+    // purged.
+    r#"
+    CREATE TABLE capsule_versions (
+      capsule_id      TEXT NOT NULL,
+      revision        INTEGER NOT NULL,
+      title           TEXT,
+      capsule_text    TEXT NOT NULL,
+      capsule_chars   INTEGER NOT NULL,
+      tokens_estimate INTEGER NOT NULL,
+      tags_json       TEXT,
+      source          TEXT,
+      run_id          TEXT,
+      phase           TEXT,
+      role            TEXT,
+      based_on_json   TEXT,
+      updated_at      INTEGER NOT NULL
+    );
+    CREATE UNIQUE INDEX idx_capsule_versions ON capsule_versions(capsule_id, revision);
+    CREATE TRIGGER capsule_versions_purge AFTER DELETE ON capsules BEGIN
+      DELETE FROM capsule_versions WHERE capsule_id = old.id;
+    END;
+    "#,
 ];
 
 /// Brings the database up to the latest schema. Refuses a database newer than this build.

@@ -33,7 +33,7 @@ async function registeredTools(family) {
   assert.equal(res.status, 200, `GET /tools: ${res.status}`);
   const { tools } = await res.json();
   const names = tools.filter((t) => t.family === family).map((t) => t.name);
-  assert.equal(names.length, 21, `the capsule family: ${names}`);
+  assert.equal(names.length, 23, `the capsule family: ${names}`);
   return names;
 }
 

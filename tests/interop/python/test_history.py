@@ -55,3 +55,26 @@ async def test_restore_lineage_clone_and_options_over_the_sdk() -> None:
 
             skipped = await _ok(session, "capsule_bulk_update", {"workspace": ws, "set_phase": "review", "skip_unchanged": True})
             assert skipped["updated"] == 3, skipped  # plan-v2 already in review
+
+
+@pytest.mark.anyio
+async def test_versions_and_diff_over_the_sdk() -> None:
+    ws = f"interop-python-versions-{uuid.uuid4().hex[:8]}"
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with mcp_session(env("MOSS_TOKEN"), query=TOOLSETS) as (session, _init):
+            h = await _ok(session, "capsule_store", {"workspace": ws, "name": "auth", "capsule_text": TEXT.format(marker="first")})
+            await _ok(session, "capsule_update", {"id": h["id"], "capsule_text": TEXT.format(marker="second")})
+            versions = await _ok(session, "capsule_versions", {"id": h["id"]})
+            assert [v["revision"] for v in versions["versions"]] == [1] and versions["revision"] == 2, versions
+            before = await _ok(session, "capsule_fetch", {"id": h["id"], "version": -1})
+            assert "first" in before["capsule_text"] and before["revision"] == 1, before
+            diff = await _ok(
+                session,
+                "capsule_diff",
+                {"a": {"id": h["id"], "version": -1}, "b": {"id": h["id"]}, "include_diff": True},
+            )
+            assert diff["sections"]["Objective"] == "modified", diff
+            assert "+second" in diff["diffs"]["Objective"], diff
+            assert diff["summary"]["unchanged_sections"] == 5, diff
+            missing = await _err(session, "capsule_fetch", {"id": h["id"], "version": -2})
+            assert missing["code"] == "NOT_FOUND", missing

@@ -115,7 +115,7 @@ async def test_list_tools_has_capsule_tools_with_object_schemas() -> None:
             listed = wire(await session.list_tools())
     tools = {t["name"]: t for t in listed["tools"]}
     capsule_tools = registered_tools("capsule")
-    assert len(capsule_tools) == 21, capsule_tools
+    assert len(capsule_tools) == 23, capsule_tools
     missing = [name for name in capsule_tools if name not in tools]
     assert not missing, f"tools/list lacks {missing}; it has {sorted(tools)}"
     for name in capsule_tools:
@@ -132,7 +132,7 @@ async def test_a_toolset_narrows_the_connection_to_its_tools() -> None:
             listed = wire(await session.list_tools())
             stored = await _call(session, "capsule_store", {"capsule_text": VALID_CAPSULE})
     assert [t["name"] for t in listed["tools"]] == capsule_tools, listed
-    assert len(capsule_tools) == 21, capsule_tools
+    assert len(capsule_tools) == 23, capsule_tools
     assert "capsule_store" in init.get("instructions", ""), init
     assert not stored.get("isError", False), stored
 

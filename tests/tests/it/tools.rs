@@ -4,7 +4,7 @@
 use moss_tests::{TestDaemon, capsule_text};
 use serde_json::{Value, json};
 
-/// The capsule family's tools, from the registry: the 21 the contract names.
+/// The capsule family's tools, from the registry: the 23 the contract names.
 fn capsule_tools() -> Vec<&'static str> {
     let tools: Vec<&str> = moss_daemon::family::family("capsule")
         .expect("the capsule family is registered")
@@ -12,7 +12,7 @@ fn capsule_tools() -> Vec<&'static str> {
         .iter()
         .map(|t| t.name)
         .collect();
-    assert_eq!(tools.len(), 21, "{tools:?}");
+    assert_eq!(tools.len(), 23, "{tools:?}");
     tools
 }
 
@@ -54,7 +54,7 @@ async fn get_tools_lists_every_capsule_tool_enabled() {
         );
     }
     let capsule_tools = names.iter().filter(|n| n.starts_with("capsule_")).count();
-    assert_eq!(capsule_tools, 21, "there are 21 capsule tools: {names:?}");
+    assert_eq!(capsule_tools, 23, "there are 23 capsule tools: {names:?}");
     for t in &tools {
         let mut keys: Vec<&String> = t.as_object().unwrap().keys().collect();
         keys.sort();
@@ -303,9 +303,9 @@ async fn a_connection_narrowed_to_a_toolset_lists_exactly_its_tools() {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(names.len(), 21 + 13);
+    assert_eq!(names.len(), 23 + 13);
     assert_eq!(
-        (names[0].as_str(), names[21].as_str()),
+        (names[0].as_str(), names[23].as_str()),
         ("capsule_store", "tasks_create")
     );
 }
