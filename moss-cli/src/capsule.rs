@@ -22,6 +22,17 @@ pub enum CapsuleCommand {
     ///   cat capsule.md | moss store --name auth --mode replace --tags auth,jwt
     #[command(verbatim_doc_comment)]
     Store(StoreArgs),
+    /// Write a capsule in $EDITOR from a skeleton of the six sections, and store it.
+    ///
+    /// When the daemon refuses the text (too thin, too large, a name taken), the editor opens
+    /// again with the reason at the top; leave the file empty to give up. $VISUAL or $EDITOR
+    /// picks the editor (default vi).
+    ///
+    /// Examples:
+    ///   moss new --name auth --workspace myproject
+    ///   EDITOR="code --wait" moss new --name handoff --run-id pr-42 --role reviewer
+    #[command(verbatim_doc_comment)]
+    New(crate::new::NewArgs),
     /// Fetch one capsule by id, or by --workspace and --name.
     ///
     /// Examples:
@@ -454,6 +465,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
             };
             print(&client.capsules().store(&req).await?, format)
         }
+        CapsuleCommand::New(a) => crate::new::run(a, client, format).await,
         CapsuleCommand::Fetch(a) => {
             let (id, workspace, name) = a.address.parts();
             let req = FetchRequest {

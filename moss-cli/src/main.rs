@@ -28,6 +28,7 @@ mod connect;
 mod history;
 mod lifecycle;
 mod mcp_config;
+mod new;
 mod ops;
 mod output;
 mod search;
