@@ -705,7 +705,7 @@ async fn reason_and_tasks_groups_walk_a_task() {
     d.stop().await;
 }
 
-/// `moss mem`: the seed's examples, and a project source run from the working directory.
+/// `moss mem`: the documented examples, and a project source run from the working directory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mem_group_stores_recalls_and_runs_sources() {
     let d = TestDaemon::start().await;

@@ -1,4 +1,4 @@
-//! The associative memory over REST and MCP: the seed's examples, upserts, ranking, sessions,
+//! The associative memory over REST and MCP: the documented examples, upserts, ranking, sessions,
 //! bounded forgets, templates.
 
 use moss_tests::TestDaemon;
