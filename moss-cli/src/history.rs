@@ -15,7 +15,7 @@ pub struct RestoreArgs {
     #[command(flatten)]
     address: crate::capsule::AddressArgs,
     /// When an active capsule holds the name: error (default), replace (delete it first) or
-    /// rename (restore under <name>-1, -2, …).
+    /// rename (restore under `<name>-1`, `-2`, …).
     #[arg(long, value_parser = ["error", "replace", "rename"])]
     mode: Option<String>,
 }
