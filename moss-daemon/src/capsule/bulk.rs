@@ -4,15 +4,15 @@
 
 use moss_client::capsule::{
     BulkDeleteRequest, BulkDeleteResponse, BulkUpdateRequest, BulkUpdateResponse, PurgeRequest,
-    PurgeResponse, RunIds,
+    PurgeResponse,
 };
 use rusqlite::Connection;
 use rusqlite::types::Value;
 use serde_json::json;
 
-use super::{Capsules, orchestration, run_ids};
+use super::{Capsules, Narrow, narrow, run_ids};
 use crate::error::{Error, Result};
-use crate::sql_filter::{Filter, given};
+use crate::sql_filter::Filter;
 use crate::store::{WriteCtx, now};
 use crate::{bounds, names, tags};
 
@@ -25,33 +25,10 @@ struct Selection {
     described: String,
 }
 
-fn select(
-    workspace: Option<&str>,
-    tag: Option<&str>,
-    name_prefix: Option<&str>,
-    run_id: Option<&RunIds>,
-    phase: Option<&str>,
-    role: Option<&str>,
-) -> Result<Selection> {
+fn select(n: &Narrow) -> Result<Selection> {
     let mut f = Filter::default();
-    let mut described = Vec::new();
     f.raw("deleted_at IS NULL");
-    if let Some(ws) = given(workspace) {
-        f.add("workspace_norm = ?", names::normalize(ws));
-        described.push(format!("workspace={ws:?}"));
-    }
-    if let Some(tag) = tags::filter(&mut f, "capsules.tags_json", tag) {
-        described.push(format!("tag={tag:?}"));
-    }
-    if let Some(prefix) = given(name_prefix) {
-        // Both placeholders bind the same parameter.
-        f.add(
-            "substr(name_norm, 1, length(?)) = ?",
-            names::normalize(prefix),
-        );
-        described.push(format!("name_prefix={prefix:?}"));
-    }
-    described.extend(orchestration(&mut f, run_id, phase, role)?);
+    let described = narrow(&mut f, n)?;
     if described.is_empty() {
         return Err(Error::invalid(NO_FILTER));
     }
@@ -117,14 +94,14 @@ fn update_each(
 impl Capsules {
     /// `capsule_bulk_delete`: soft-delete every active capsule matching all given filters.
     pub async fn bulk_delete(&self, req: BulkDeleteRequest) -> Result<BulkDeleteResponse> {
-        let sel = select(
-            req.workspace.as_deref(),
-            req.tag.as_deref(),
-            req.name_prefix.as_deref(),
-            req.run_id.as_ref(),
-            req.phase.as_deref(),
-            req.role.as_deref(),
-        )?;
+        let sel = select(&Narrow {
+            workspace: req.workspace.as_deref(),
+            tag: req.tag.as_deref(),
+            name_prefix: req.name_prefix.as_deref(),
+            run_id: req.run_id.as_ref(),
+            phase: req.phase.as_deref(),
+            role: req.role.as_deref(),
+        })?;
         self.store
             .writer
             .run(move |conn| {
@@ -144,14 +121,14 @@ impl Capsules {
     /// `capsule_bulk_update`: set phase, role or tags on every active capsule matching all given
     /// filters. `""` clears phase or role; `[]` clears tags; tags are replaced, not merged.
     pub async fn bulk_update(&self, req: BulkUpdateRequest) -> Result<BulkUpdateResponse> {
-        let mut sel = select(
-            req.workspace.as_deref(),
-            req.tag.as_deref(),
-            req.name_prefix.as_deref(),
-            req.run_id.as_ref(),
-            req.phase.as_deref(),
-            req.role.as_deref(),
-        )?;
+        let mut sel = select(&Narrow {
+            workspace: req.workspace.as_deref(),
+            tag: req.tag.as_deref(),
+            name_prefix: req.name_prefix.as_deref(),
+            run_id: req.run_id.as_ref(),
+            phase: req.phase.as_deref(),
+            role: req.role.as_deref(),
+        })?;
         // skip_unchanged: a capsule already holding every value set is left out.
         let mut differs: Vec<String> = Vec::new();
         let mut differs_values: Vec<Value> = Vec::new();

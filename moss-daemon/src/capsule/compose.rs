@@ -10,11 +10,10 @@ use rusqlite::Connection;
 use serde_json::json;
 
 use super::fields::Address;
-use super::{Capsules, FETCH_MANY_MAX, Wanted, not_found, orchestration, query, sections};
+use super::{Capsules, FETCH_MANY_MAX, Narrow, Wanted, narrow, not_found, query, sections};
 use crate::cancel::{self, Cancel};
 use crate::error::{Error, Result};
 use crate::sql_filter::{Filter, given};
-use crate::{names, tags};
 
 /// A compose item, resolved: one capsule, or a filter expanding to many.
 enum Item {
@@ -71,15 +70,16 @@ fn item(i: usize, it: &ComposeItem) -> Result<Item> {
     }
     let mut f = Filter::default();
     f.raw("deleted_at IS NULL");
-    if let Some(ws) = ws {
-        f.add("workspace_norm = ?", names::normalize(ws));
-    }
-    tags::filter(&mut f, "capsules.tags_json", it.tag.as_deref());
-    orchestration(
+    narrow(
         &mut f,
-        it.run_id.as_ref(),
-        it.phase.as_deref(),
-        it.role.as_deref(),
+        &Narrow {
+            workspace: ws,
+            tag: it.tag.as_deref(),
+            run_id: it.run_id.as_ref(),
+            phase: it.phase.as_deref(),
+            role: it.role.as_deref(),
+            ..Default::default()
+        },
     )
     .map_err(at)?;
     Ok(Item::Filter(f))
@@ -347,18 +347,6 @@ pub fn markdown_attributed(parts: &[ComposePart], roles: &[Option<String>]) -> S
         .join("\n\n---\n\n")
 }
 
-/// The sections a capsule contributes to a pivot when no `sections` are named: those at its
-/// section level, the shallowest level with two headers or more (so a `# Title` above the
-/// `##` sections is not one section holding everything).
-fn pivot_sections(text: &str) -> Vec<sections::Section> {
-    let all = sections::sections(text);
-    let level = (1..=6)
-        .find(|l| all.iter().filter(|s| s.level == *l).count() >= 2)
-        .or_else(|| all.iter().map(|s| s.level).min())
-        .unwrap_or(2);
-    all.into_iter().filter(|s| s.level == level).collect()
-}
-
 /// The section-pivoted bundle: each section once, in encounter order (the first capsule's
 /// order, then sections only later capsules have), restricted to `wanted` when given; under
 /// it, each capsule's body of that section in item order, with an attribution line when
@@ -374,7 +362,7 @@ pub fn by_section(
     let mut order: Vec<(String, Vec<Option<String>>)> = Vec::new();
     for (i, p) in parts.iter().enumerate() {
         let found: Vec<sections::Section> = match wanted {
-            None => pivot_sections(&p.text),
+            None => sections::top_level(&p.text),
             // In the capsule's own order: the first capsule's order wins.
             Some(w) => sections::sections(&p.text)
                 .into_iter()

@@ -122,17 +122,7 @@ impl Capsules {
                             replaced_id = Some(holder.id);
                         }
                         RestoreMode::Rename => {
-                            let free = (1..)
-                                .map(|k| format!("{raw}-{k}"))
-                                .find_map(|candidate| {
-                                    let norm = names::normalize(&candidate);
-                                    match query::active_by_name(conn, &c.workspace_norm, &norm) {
-                                        Ok(None) => Some(Ok((candidate, norm))),
-                                        Ok(Some(_)) => None,
-                                        Err(e) => Some(Err(e)),
-                                    }
-                                })
-                                .expect("some suffix is free")?;
+                            let free = super::import::free_name(conn, &c.workspace_norm, raw)?;
                             conn.prepare_cached(
                                 "UPDATE capsules SET name_raw = ?1, name_norm = ?2 WHERE id = ?3",
                             )?
@@ -431,9 +421,7 @@ pub(crate) fn fetch_at(
     version: Option<i64>,
     keep: u32,
 ) -> Result<Capsule> {
-    let Some(current) = query::find(conn, addr, include_deleted, include_text)? else {
-        return Err(not_found(conn, addr, Wanted::Read));
-    };
+    let current = super::fetch_one(conn, addr, include_deleted, include_text)?;
     let Some(v) = version else {
         return Ok(current);
     };
@@ -489,16 +477,11 @@ pub(crate) fn fetch_at(
 /// A capsule's text as `(title, body)` sections: the sections at its section level (as the
 /// compose pivot reads them), bodies trimmed; a text without headers is one untitled section.
 fn sections_of(text: &str) -> Vec<(String, String)> {
-    let all = super::sections::sections(text);
-    if all.is_empty() {
+    let top = super::sections::top_level(text);
+    if top.is_empty() {
         return vec![(String::new(), text.trim().to_string())];
     }
-    let level = (1..=6)
-        .find(|l| all.iter().filter(|s| s.level == *l).count() >= 2)
-        .or_else(|| all.iter().map(|s| s.level).min())
-        .unwrap_or(2);
-    all.iter()
-        .filter(|s| s.level == level)
+    top.iter()
         .map(|s| (s.title.clone(), s.body(text).trim().to_string()))
         .collect()
 }

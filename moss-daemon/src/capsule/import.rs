@@ -488,7 +488,11 @@ fn apply(
 }
 
 /// `name-1`, `name-2`, … : the first suffixed name no active capsule of the workspace holds.
-fn free_name(conn: &Connection, workspace_norm: &str, raw: &str) -> Result<(String, String)> {
+pub(crate) fn free_name(
+    conn: &Connection,
+    workspace_norm: &str,
+    raw: &str,
+) -> Result<(String, String)> {
     for n in 1.. {
         let candidate = format!("{raw}-{n}");
         let norm = names::normalize(&candidate);

@@ -454,23 +454,19 @@ impl Capsules {
     pub async fn inventory(&self, req: InventoryRequest) -> Result<CapsulePage> {
         let (limit, offset) = page::bounds(req.limit, req.offset, 100, 500)?;
         let mut f = Filter::default();
-        if let Some(ws) = req.workspace.as_deref().filter(|w| !w.trim().is_empty()) {
-            f.add("workspace_norm = ?", names::normalize(ws));
-        }
         if !req.include_deleted.unwrap_or(false) {
             f.raw("deleted_at IS NULL");
         }
-        tags::filter(&mut f, "capsules.tags_json", req.tag.as_deref());
-        if let Some(prefix) = req.name_prefix.as_deref().filter(|p| !p.trim().is_empty()) {
-            let p = names::normalize(prefix);
-            // Both placeholders bind the same parameter.
-            f.add("substr(name_norm, 1, length(?)) = ?", p);
-        }
-        orchestration(
+        narrow(
             &mut f,
-            req.run_id.as_ref(),
-            req.phase.as_deref(),
-            req.role.as_deref(),
+            &Narrow {
+                workspace: req.workspace.as_deref(),
+                tag: req.tag.as_deref(),
+                name_prefix: req.name_prefix.as_deref(),
+                run_id: req.run_id.as_ref(),
+                phase: req.phase.as_deref(),
+                role: req.role.as_deref(),
+            },
         )?;
         self.page(f, limit, offset).await
     }
@@ -551,6 +547,41 @@ pub(crate) fn run_id_value(value: Option<&str>) -> Result<Option<String>> {
     Ok(v)
 }
 
+/// The capsule filters every selection shares: blank ones are no filter.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Narrow<'a> {
+    pub(crate) workspace: Option<&'a str>,
+    pub(crate) tag: Option<&'a str>,
+    pub(crate) name_prefix: Option<&'a str>,
+    pub(crate) run_id: Option<&'a RunIds>,
+    pub(crate) phase: Option<&'a str>,
+    pub(crate) role: Option<&'a str>,
+}
+
+/// Narrows `f` (over `capsules`, unaliased) to the given filters, and says what they select
+/// (`workspace="w", tag="t"`), for messages: the one place the filters of inventory, bulk
+/// operations, compose filter items and watch are turned into SQL.
+pub(crate) fn narrow(f: &mut Filter, n: &Narrow) -> Result<Vec<String>> {
+    let mut described = Vec::new();
+    if let Some(ws) = given(n.workspace) {
+        f.add("workspace_norm = ?", names::normalize(ws));
+        described.push(format!("workspace={ws:?}"));
+    }
+    if let Some(tag) = tags::filter(f, "capsules.tags_json", n.tag) {
+        described.push(format!("tag={tag:?}"));
+    }
+    if let Some(prefix) = given(n.name_prefix) {
+        // Both placeholders bind the same parameter.
+        f.add(
+            "substr(name_norm, 1, length(?)) = ?",
+            names::normalize(prefix),
+        );
+        described.push(format!("name_prefix={prefix:?}"));
+    }
+    described.extend(orchestration(f, n.run_id, n.phase, n.role)?);
+    Ok(described)
+}
+
 /// Narrows `f` to the given runs, `phase` and `role` (a blank one is no filter), and says
 /// what it selects (`run_id="r1"`), for messages.
 pub(crate) fn orchestration(
@@ -618,7 +649,7 @@ impl Guard {
     }
 }
 
-fn fetch_one(
+pub(crate) fn fetch_one(
     conn: &Connection,
     addr: &Address,
     include_deleted: bool,

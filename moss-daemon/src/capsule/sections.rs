@@ -64,6 +64,18 @@ pub fn sections(text: &str) -> Vec<Section> {
         .collect()
 }
 
+/// The sections of `text` at its section level: the shallowest level with two headers or more
+/// (so a `# Title` above the `##` sections is not one section holding everything), else the
+/// shallowest there is. What compose's pivot groups by and diff compares.
+pub fn top_level(text: &str) -> Vec<Section> {
+    let all = sections(text);
+    let level = (1..=6)
+        .find(|l| all.iter().filter(|s| s.level == *l).count() >= 2)
+        .or_else(|| all.iter().map(|s| s.level).min())
+        .unwrap_or(2);
+    all.into_iter().filter(|s| s.level == level).collect()
+}
+
 /// Exact, case-insensitive header match (surrounding spaces and `#`s ignored).
 pub fn matches(section: &Section, wanted: &str) -> bool {
     let wanted = wanted.trim().trim_start_matches('#').trim();

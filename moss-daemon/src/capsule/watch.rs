@@ -14,10 +14,10 @@ use moss_client::capsule::{
     Capsule, StatsRequest, StatsResponse, WatchChange, WatchEvent, WatchRequest, WatchResponse,
 };
 
-use super::{Capsules, orchestration, query, run_ids};
+use super::{Capsules, Narrow, narrow, query, run_ids};
 use crate::error::{Error, Result};
+use crate::names;
 use crate::sql_filter::{Filter, given};
-use crate::{names, tags};
 
 /// How long a watch waits by default, and at most.
 pub const WATCH_DEFAULT_MS: i64 = 30_000;
@@ -28,22 +28,16 @@ pub const WATCH_MAX_LIMIT: i64 = 100;
 /// The filter of a watch, without its cursor.
 fn watch_filter(req: &WatchRequest) -> Result<Filter> {
     let mut f = Filter::default();
-    if let Some(ws) = given(req.workspace.as_deref()) {
-        f.add("workspace_norm = ?", names::normalize(ws));
-    }
-    tags::filter(&mut f, "capsules.tags_json", req.tag.as_deref());
-    if let Some(prefix) = given(req.name_prefix.as_deref()) {
-        // Both placeholders bind the same parameter.
-        f.add(
-            "substr(name_norm, 1, length(?)) = ?",
-            names::normalize(prefix),
-        );
-    }
-    orchestration(
+    narrow(
         &mut f,
-        req.run_id.as_ref(),
-        req.phase.as_deref(),
-        req.role.as_deref(),
+        &Narrow {
+            workspace: req.workspace.as_deref(),
+            tag: req.tag.as_deref(),
+            name_prefix: req.name_prefix.as_deref(),
+            run_id: req.run_id.as_ref(),
+            phase: req.phase.as_deref(),
+            role: req.role.as_deref(),
+        },
     )?;
     Ok(f)
 }

@@ -691,3 +691,45 @@ async fn versioning_off_keeps_nothing() {
     expect_error(s, &e, "NOT_FOUND", 404);
     d.stop().await;
 }
+
+#[tokio::test]
+async fn an_import_in_mode_replace_keeps_the_overwritten_capsule_as_a_version() {
+    let d = TestDaemon::start().await;
+    let id = store(
+        &d,
+        json!({"workspace": "x", "name": "a", "capsule_text": capsule_text("exported")}),
+    )
+    .await;
+    ok(
+        &d,
+        "POST",
+        "/capsules/export",
+        json!({"workspace": "x", "path": "x.jsonl"}),
+    )
+    .await;
+    ok(
+        &d,
+        "PUT",
+        &format!("/capsules/{id}"),
+        json!({"capsule_text": capsule_text("edited")}),
+    )
+    .await;
+    let r = ok(
+        &d,
+        "POST",
+        "/capsules/import",
+        json!({"path": "x.jsonl", "mode": "replace"}),
+    )
+    .await;
+    assert_eq!(r["replaced"], 1, "{r}");
+    let (_, c) = d.call("GET", &format!("/capsules/{id}"), None).await;
+    assert!(c["capsule_text"].as_str().unwrap().contains("exported"));
+    let (_, c) = d
+        .call("GET", &format!("/capsules/{id}?version=-1"), None)
+        .await;
+    assert!(
+        c["capsule_text"].as_str().unwrap().contains("edited"),
+        "the overwritten text: {c}"
+    );
+    d.stop().await;
+}
