@@ -20,6 +20,7 @@ pub enum CapsuleCommand {
     ///   moss store --name auth < capsule.md
     ///   moss store --name auth --workspace myproject --title "Auth context" < capsule.md
     ///   cat capsule.md | moss store --name auth --mode replace --tags auth,jwt
+    ///   moss store --name auth --evidence transcript=run-7#12 --evidence-file ev.json < c.md
     #[command(verbatim_doc_comment)]
     Store(StoreArgs),
     /// Write a capsule in $EDITOR from a skeleton of the six sections, and store it.
@@ -39,6 +40,7 @@ pub enum CapsuleCommand {
     ///   moss fetch 01JABCDEF0123456789ABCDEFG
     ///   moss fetch --workspace myproject --name auth
     ///   moss fetch --name auth --no-text        # summary only
+    ///   moss fetch --name auth --expand-evidence
     #[command(verbatim_doc_comment)]
     Fetch(FetchArgs),
     /// Fetch up to 50 capsules at once; missing ones are listed under "errors".
@@ -54,6 +56,7 @@ pub enum CapsuleCommand {
     ///   moss update 01JABCDEF0123456789ABCDEFG --title "New title"
     ///   moss update --workspace myproject --name auth < updated.md
     ///   moss update --name auth --phase review --if-updated-at 1737260500
+    ///   moss update --name auth --clear-evidence
     #[command(verbatim_doc_comment)]
     Update(UpdateArgs),
     /// Soft-delete a capsule (recoverable with include_deleted / export).
@@ -282,6 +285,13 @@ pub struct StoreArgs {
     /// Capsules this one was based on, by id (repeated).
     #[arg(long = "based-on-id", value_name = "ID")]
     based_on_id: Vec<String>,
+    /// Evidence kept with the capsule, as TYPE=REF without content (repeated), e.g.
+    /// `--evidence snippet=src/auth.ts:42-50 --evidence transcript=run-7#12`.
+    #[arg(long = "evidence", value_name = "TYPE=REF")]
+    evidence: Vec<String>,
+    /// Evidence with content: a JSON array of {"type","ref","content"} (added after --evidence).
+    #[arg(long = "evidence-file", value_name = "FILE")]
+    evidence_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -297,6 +307,9 @@ pub struct FetchArgs {
     /// An earlier revision: -1 the previous one kept, -2 the one before; N revision N.
     #[arg(long, allow_hyphen_values = true)]
     at_version: Option<i64>,
+    /// Return the content of each evidence item (default: type, ref and length only).
+    #[arg(long)]
+    expand_evidence: bool,
 }
 
 #[derive(Debug, Args)]
@@ -348,6 +361,16 @@ pub struct UpdateArgs {
     /// New lineage by id (repeated; replaces the old one).
     #[arg(long = "based-on-id", value_name = "ID")]
     based_on_id: Vec<String>,
+    /// New evidence, replacing the old, as TYPE=REF without content (repeated), e.g.
+    /// `--evidence snippet=src/auth.ts:42-50 --evidence transcript=run-7#12`.
+    #[arg(long = "evidence", value_name = "TYPE=REF")]
+    evidence: Vec<String>,
+    /// Evidence with content: a JSON array of {"type","ref","content"} (added after --evidence).
+    #[arg(long = "evidence-file", value_name = "FILE")]
+    evidence_file: Option<std::path::PathBuf>,
+    /// Remove the capsule's evidence.
+    #[arg(long, conflicts_with_all = ["evidence", "evidence_file"])]
+    clear_evidence: bool,
 }
 
 #[derive(Debug, Args)]
@@ -424,6 +447,38 @@ pub fn stdin_text() -> anyhow::Result<Option<String>> {
 
 /// Lineage refs from `--based-on` names (in `workspace`) and `--based-on-id` ids; `None` when
 /// neither is given.
+/// The evidence of `--evidence TYPE=REF` flags and an `--evidence-file`; `None` when neither
+/// was given.
+fn evidence(
+    flags: Vec<String>,
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<Option<Vec<Evidence>>> {
+    let mut items = Vec::new();
+    for f in flags {
+        let Some((kind, reference)) = f.split_once('=') else {
+            bail!("--evidence {f:?}: expected TYPE=REF, e.g. --evidence snippet=src/auth.ts:42-50");
+        };
+        items.push(Evidence {
+            kind: kind.to_string(),
+            reference: reference.to_string(),
+            content: None,
+        });
+    }
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("--evidence-file {}: {e}", path.display()))?;
+        let more: Vec<Evidence> = serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "--evidence-file {}: {e}; expected a JSON array such as \
+                 [{{\"type\":\"snippet\",\"ref\":\"src/a.rs:3-9\",\"content\":\"...\"}}]",
+                path.display()
+            )
+        })?;
+        items.extend(more);
+    }
+    Ok((!items.is_empty()).then_some(items))
+}
+
 fn refs(workspace: &str, names: Vec<String>, ids: Vec<String>) -> Option<Vec<CapsuleRef>> {
     let mut out: Vec<CapsuleRef> = ids.into_iter().map(CapsuleRef::by_id).collect();
     out.extend(names.into_iter().map(|n| CapsuleRef::by_name(workspace, n)));
@@ -462,6 +517,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 }),
                 allow_thin: flag(a.allow_thin),
                 based_on,
+                evidence: evidence(a.evidence, a.evidence_file.as_deref())?,
             };
             print(&client.capsules().store(&req).await?, format)
         }
@@ -475,6 +531,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 include_deleted: flag(a.include_deleted),
                 include_text: a.no_text.then_some(false),
                 version: a.at_version,
+                expand_evidence: flag(a.expand_evidence),
             };
             print(&client.capsules().fetch(&req).await?, format)
         }
@@ -517,6 +574,11 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 if_updated_at: a.if_updated_at,
                 if_revision: a.if_revision,
                 based_on,
+                evidence: if a.clear_evidence {
+                    Some(Vec::new())
+                } else {
+                    evidence(a.evidence, a.evidence_file.as_deref())?
+                },
             };
             print(&client.capsules().update(&req).await?, format)
         }

@@ -24,6 +24,20 @@ pub enum Durability {
     Full,
 }
 
+/// How full-text search cuts text into words (`search_tokenizer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchTokenizer {
+    /// Letters and digits make words; everything else separates them (`src`, `auth`,
+    /// `session`, `go`).
+    #[default]
+    Default,
+    /// `_`, `/`, `-` and `.` are word characters too: `src/auth/session.go`, `snake_case_name`
+    /// and `pr-123` are single words. A part of one (`session`) no longer finds it, and a word
+    /// followed by a full stop is another word.
+    Code,
+}
+
 /// Whether REST and MCP require the bearer token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -53,6 +67,11 @@ pub struct Config {
     /// The families `/mcp` serves (`toolsets`; default: all). A connection may narrow them.
     pub toolsets: Toolsets,
     pub durability: Durability,
+    /// How `tokens_estimate` counts (`tokenizer`: "words", "cl100k_base" or "o200k_base").
+    pub tokenizer: crate::tokens::Tokenizer,
+    /// How full-text search cuts words (`search_tokenizer`: "default" or "code"); a change
+    /// rebuilds the index at the next start.
+    pub search_tokenizer: SearchTokenizer,
     pub auth: Auth,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
@@ -90,6 +109,8 @@ impl Default for Config {
             disabled_types: Vec::new(),
             toolsets: Toolsets::all(),
             durability: Durability::Normal,
+            tokenizer: crate::tokens::Tokenizer::Words,
+            search_tokenizer: SearchTokenizer::Default,
             auth: Auth::Token,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_import_bytes: DEFAULT_MAX_IMPORT_BYTES,
@@ -159,6 +180,8 @@ struct FileConfig {
     disabled_types: Option<Vec<String>>,
     toolsets: Option<Vec<String>>,
     durability: Option<Durability>,
+    tokenizer: Option<crate::tokens::Tokenizer>,
+    search_tokenizer: Option<SearchTokenizer>,
     auth: Option<Auth>,
     max_body_bytes: Option<usize>,
     max_import_bytes: Option<u64>,
@@ -177,6 +200,8 @@ const KNOWN_KEYS: &[&str] = &[
     "disabled_types",
     "toolsets",
     "durability",
+    "tokenizer",
+    "search_tokenizer",
     "auth",
     "max_body_bytes",
     "max_import_bytes",
@@ -276,6 +301,8 @@ impl Config {
         self.disabled_types = f.disabled_types.unwrap_or_default();
         self.toolsets = toolsets(f.toolsets.unwrap_or_default(), &mut self.warnings);
         self.durability = f.durability.unwrap_or_default();
+        self.tokenizer = f.tokenizer.unwrap_or_default();
+        self.search_tokenizer = f.search_tokenizer.unwrap_or_default();
         self.auth = f.auth.unwrap_or_default();
         if let Some(v) = f.max_body_bytes.filter(|v| *v > 0) {
             self.max_body_bytes = v;
@@ -433,6 +460,12 @@ fn merge(into: &mut FileConfig, over: FileConfig) {
     }
     if over.durability.is_some() {
         into.durability = over.durability;
+    }
+    if over.tokenizer.is_some() {
+        into.tokenizer = over.tokenizer;
+    }
+    if over.search_tokenizer.is_some() {
+        into.search_tokenizer = over.search_tokenizer;
     }
     if over.auth.is_some() {
         into.auth = over.auth;

@@ -43,6 +43,7 @@ pub mod sql_filter;
 pub mod store;
 pub mod tags;
 pub mod tasks;
+pub mod tokens;
 
 pub use home::MossHome;
 pub use server::{DaemonOptions, RunningDaemon, start};

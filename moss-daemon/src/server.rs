@@ -135,9 +135,15 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
             durability: config.durability,
             read_pool_size: config.read_pool_size,
             read_pool_idle: config.read_pool_idle,
+            search_tokenizer: config.search_tokenizer,
         },
     )
     .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db_path.display()))?;
+    if config.tokenizer != crate::tokens::Tokenizer::Words {
+        // Loading a vocabulary takes a moment: off the first write's path.
+        let tokenizer = config.tokenizer;
+        std::thread::spawn(move || tokenizer.warm_up());
+    }
     let config = Arc::new(config);
     let listener = TcpListener::bind(opts.addr)
         .await

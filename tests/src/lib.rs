@@ -30,7 +30,12 @@ impl TestDaemon {
 
     /// Starts with `$MOSS_HOME/config.json` holding `config`.
     pub async fn start_with_config(config: Option<Value>) -> TestDaemon {
-        let home = tempfile::tempdir().expect("temp dir");
+        Self::start_in(tempfile::tempdir().expect("temp dir"), config).await
+    }
+
+    /// Starts on `home` (e.g. one a stopped daemon left, see [`TestDaemon::stop_keeping_home`]),
+    /// with `config.json` holding `config` when given.
+    pub async fn start_in(home: tempfile::TempDir, config: Option<Value>) -> TestDaemon {
         if let Some(cfg) = config {
             std::fs::write(home.path().join("config.json"), cfg.to_string()).unwrap();
         }
@@ -107,6 +112,12 @@ impl TestDaemon {
 
     pub async fn stop(self) {
         self.daemon.shutdown().await.expect("clean shutdown");
+    }
+
+    /// Stops the daemon and hands back its home, to start another on it.
+    pub async fn stop_keeping_home(self) -> tempfile::TempDir {
+        self.daemon.shutdown().await.expect("clean shutdown");
+        self.home
     }
 }
 

@@ -1079,6 +1079,54 @@ async fn versions_fetch_version_and_diff() {
     d.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evidence_flags_store_expand_and_clear() {
+    let d = TestDaemon::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("evidence.json");
+    std::fs::write(
+        &file,
+        r#"[{"type": "snippet", "ref": "src/a.rs:3", "content": "let a = 1;"}]"#,
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    json(
+        &moss(
+            &d,
+            &[
+                "store",
+                "--name",
+                "e",
+                "--evidence",
+                "transcript=run-7#12",
+                "--evidence-file",
+                file,
+            ],
+            Some(&capsule_text("evidence")),
+        )
+        .await,
+    );
+    let c = json(&moss(&d, &["fetch", "--name", "e"], None).await);
+    assert_eq!(c["evidence"][0]["ref"], "run-7#12", "{c}");
+    assert_eq!(c["evidence"][1]["chars"], 10, "{c}");
+    assert!(c["evidence"][1].get("content").is_none(), "{c}");
+    let c = json(&moss(&d, &["fetch", "--name", "e", "--expand-evidence"], None).await);
+    assert_eq!(c["evidence"][1]["content"], "let a = 1;", "{c}");
+    json(&moss(&d, &["update", "--name", "e", "--clear-evidence"], None).await);
+    let c = json(&moss(&d, &["fetch", "--name", "e"], None).await);
+    assert!(c.get("evidence").is_none(), "{c}");
+    // A flag without `=` is named with the fix.
+    let out = moss(
+        &d,
+        &["update", "--name", "e", "--evidence", "snippet"],
+        None,
+    )
+    .await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("TYPE=REF"), "{}", stderr(&out));
+    d.stop().await;
+}
+
 /// `moss new`: the editor gets the skeleton; a thin text is refused and the editor reopens with
 /// the reason on top; the filled text is stored. The editor here is a script that answers each
 /// round.

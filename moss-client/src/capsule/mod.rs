@@ -146,6 +146,39 @@ impl CapsuleRef {
     }
 }
 
+/// Evidence to keep with a capsule (`evidence` of store and update): a snippet, a transcript
+/// ref, a link. Kept beside the text and not counted in its size; `capsule_fetch` lists it and
+/// returns `content` only with `expand_evidence`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    /// What it is, e.g. "snippet", "transcript", "log", "link": 1 to 32 characters.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Where it is, e.g. "src/auth.ts:42-50" or a transcript id: 1 to 500 characters.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// The evidence itself, at most 4,000 characters. Optional: a ref alone is fine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+}
+
+/// Evidence as `capsule_fetch` returns it: `content` only with `expand_evidence: true`;
+/// `chars` says how long it is either way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+pub struct EvidenceItem {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// Characters of `content` (0 when there is none).
+    pub chars: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+}
+
 /// Arguments of `capsule_store`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
@@ -189,6 +222,10 @@ pub struct StoreRequest {
     /// stored as given: they need not exist. At most 20.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub based_on: Option<Vec<CapsuleRef>>,
+    /// Evidence kept with the capsule, not counted in its size: at most 20 items
+    /// `{type, ref, content}`, each ref up to 500 characters and content up to 4,000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Vec<Evidence>>,
 }
 
 /// What a write answers: the capsule's id and its fetch key.
@@ -234,6 +271,9 @@ pub struct FetchRequest {
     /// 10) earlier revisions are kept; soft deletes and restores make none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<i64>,
+    /// Return each evidence item's `content` (default false: type, ref and chars only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expand_evidence: Option<bool>,
 }
 
 /// A capsule as returned by fetch, latest and the browse operations.
@@ -276,6 +316,10 @@ pub struct Capsule {
     /// The capsules this one was based on, as given when it was stored (they need not exist).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub based_on: Option<Vec<CapsuleRef>>,
+    /// The evidence kept with the capsule (`capsule_fetch` only): content with
+    /// `expand_evidence`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Vec<EvidenceItem>>,
     pub fetch_key: FetchKey,
 }
 
@@ -363,6 +407,9 @@ pub struct UpdateRequest {
     /// given; [] clears it. At most 20.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub based_on: Option<Vec<CapsuleRef>>,
+    /// New evidence, replacing the old: at most 20 items `{type, ref, content}`; [] clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Vec<Evidence>>,
 }
 
 /// Arguments of `capsule_delete` (soft delete).

@@ -773,6 +773,7 @@ mod tests {
             durability: crate::config::Durability::Normal,
             read_pool_size: 2,
             read_pool_idle: 1,
+            search_tokenizer: Default::default(),
         };
         let (store, _threads) =
             crate::store::Store::open(&dir.path().join("moss.db"), &opts).unwrap();

@@ -178,6 +178,7 @@ impl Capsules {
         };
         let max = self.config.capsule_max_chars;
         let keep = self.config.capsule_versions;
+        let tokenizer = self.config.tokenizer;
         self.store
             .writer
             .run(move |conn| {
@@ -216,7 +217,7 @@ impl Capsules {
                 .execute(params![
                     new_text,
                     chars as i64,
-                    fields::tokens_estimate(&new_text),
+                    tokenizer.count(&new_text),
                     t,
                     conn.next_seq(),
                     id

@@ -299,6 +299,7 @@ impl Capsules {
                     // The bundle's lineage: the capsules it was composed of, when they fit.
                     based_on: (ids.len() <= super::MAX_BASED_ON)
                         .then(|| ids.iter().map(|id| CapsuleRef::by_id(id.clone())).collect()),
+                    evidence: None,
                 })
                 .await?,
             ),

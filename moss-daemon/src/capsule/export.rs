@@ -55,6 +55,9 @@ struct ExportRecord {
     created_at: i64,
     updated_at: i64,
     deleted_at: Option<i64>,
+    /// The capsule's evidence, content included; absent when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evidence: Option<serde_json::Value>,
 }
 
 impl From<Capsule> for ExportRecord {
@@ -77,6 +80,7 @@ impl From<Capsule> for ExportRecord {
             created_at: c.created_at,
             updated_at: c.updated_at,
             deleted_at: c.deleted_at,
+            evidence: None,
         }
     }
 }
@@ -187,15 +191,19 @@ fn write_export(
 
     // The primary key's index gives id order without sorting: rows stream in constant memory.
     let sql = format!(
-        "SELECT {FULL_COLS} FROM capsules INDEXED BY sqlite_autoindex_capsules_1 {filter} \
-         ORDER BY id"
+        "SELECT {FULL_COLS}, \
+           (SELECT evidence_json FROM capsule_evidence WHERE capsule_id = capsules.id) \
+         FROM capsules INDEXED BY sqlite_autoindex_capsules_1 {filter} ORDER BY id"
     );
     let mut stmt = tx.prepare(&sql)?;
     let mut rows = stmt.query(rusqlite::params_from_iter(args.iter()))?;
     let mut count: i64 = 0;
     while let Some(row) = rows.next()? {
         cancel.check("export")?;
-        let record = ExportRecord::from(capsule_from_row(row)?);
+        let mut record = ExportRecord::from(capsule_from_row(row)?);
+        record.evidence = row
+            .get::<_, Option<String>>(19)?
+            .and_then(|j| serde_json::from_str(&j).ok());
         serde_json::to_writer(&mut out, &record)
             .map_err(|e| Error::internal("encoding an export record", e))?;
         out.write_all(b"\n").map_err(write_err)?;

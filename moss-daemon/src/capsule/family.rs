@@ -31,7 +31,9 @@ const TOOLS: &[Tool] = &[
             Decisions, Next actions, Key locations and Open questions (markdown headers, \
             `Name:` lines or JSON keys; synonyms accepted) and be at most capsule_max_chars \
             (12000) characters. Name it to fetch it later by workspace+name. mode \"replace\" \
-            overwrites the active capsule of that name (id kept). Errors: 409 \
+            overwrites the active capsule of that name (id kept). evidence: up to 20 \
+            {type, ref, content} (snippets, transcript refs) kept beside the text, not counted \
+            in its size. Errors: 409 \
             NAME_ALREADY_EXISTS, 413 CAPSULE_TOO_LARGE, 422 CAPSULE_TOO_THIN (details.missing \
             lists the sections to add).",
         |app, req, _| app.capsules.store(req)
@@ -42,7 +44,8 @@ const TOOLS: &[Tool] = &[
         "Load one capsule with its full text, by id or by workspace+name (not \
             both: 400 AMBIGUOUS_ADDRESSING). include_text:false peeks at the summary only. \
             Soft-deleted capsules are 404 NOT_FOUND unless include_deleted:true. version:-1 \
-            reads the previous revision kept, -2 the one before (capsule_versions lists them).",
+            reads the previous revision kept, -2 the one before (capsule_versions lists them). \
+            Evidence comes as {type, ref, chars}; expand_evidence:true adds each content.",
         |app, req, _| app.capsules.fetch(req)
     ),
     tool!(
@@ -57,8 +60,9 @@ const TOOLS: &[Tool] = &[
         "capsule_update",
         UpdateRequest,
         "Update an active capsule's text (linted and size-checked like store), \
-            title, tags, source, run_id, phase or role. Address it by id or workspace+name; the \
-            address itself never changes. \"\" clears a text field, [] clears tags. \
+            title, tags, source, run_id, phase, role, based_on or evidence (replaced whole). \
+            Address it by id or workspace+name; the address itself never changes. \"\" clears \
+            a text field, [] clears tags, based_on or evidence. \
             if_revision (precise) or if_updated_at guards against overwriting someone else's \
             change: 409 CONFLICT with the current revision and updated_at, nothing written.",
         |app, req, _| app.capsules.update(req)

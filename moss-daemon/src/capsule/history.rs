@@ -223,6 +223,7 @@ impl Capsules {
         };
         let based_on = based_on_json(Some(std::slice::from_ref(&req.source)))?;
         let target_ws = req.target.workspace.clone();
+        let tokenizer = self.config.tokenizer;
         self.store
             .writer
             .run(move |conn| {
@@ -242,7 +243,7 @@ impl Capsules {
                         .or_else(|| name.as_ref().map(|(raw, _)| raw.clone()))
                         .or(src.title.clone()),
                     chars: text.chars().count() as i64,
-                    tokens: super::fields::tokens_estimate(&text),
+                    tokens: tokenizer.count(&text),
                     text,
                     tags_json: match tags {
                         Some(t) => tags::to_json(t.as_deref()),
@@ -253,6 +254,8 @@ impl Capsules {
                     phase: phase.unwrap_or(src.phase.clone()),
                     role: role.unwrap_or(src.role.clone()),
                     based_on_json: based_on,
+                    // The copy keeps the source's evidence: it is the same work.
+                    evidence_json: super::evidence::stored(conn, &src.id)?,
                     workspace,
                     name,
                 };
@@ -383,17 +386,22 @@ fn walk_down(
 
 /// Columns of a version row, in [`version_into`]'s order.
 const VERSION_COLS: &str = "revision, title, capsule_text, capsule_chars, tokens_estimate, \
-     tags_json, source, run_id, phase, role, based_on_json, updated_at";
+     tags_json, source, run_id, phase, role, based_on_json, updated_at, evidence_json";
 
 /// `current` as it was at the version row `r`.
 fn version_into(
     mut c: Capsule,
     r: &rusqlite::Row,
     include_text: bool,
+    evidence: Option<bool>,
 ) -> rusqlite::Result<Capsule> {
     c.revision = r.get(0)?;
     c.title = r.get(1)?;
-    c.capsule_text = if include_text { Some(r.get(2)?) } else { None };
+    c.capsule_text = if include_text {
+        Some(super::unpack_text(r.get_ref(2)?)?)
+    } else {
+        None
+    };
     c.capsule_chars = r.get(3)?;
     c.tokens_estimate = r.get(4)?;
     c.tags = r
@@ -408,11 +416,18 @@ fn version_into(
         .get::<_, Option<String>>(10)?
         .and_then(|j| serde_json::from_str(&j).ok());
     c.updated_at = r.get(11)?;
+    c.evidence = match (evidence, r.get_ref(12)?) {
+        (Some(expand), v @ rusqlite::types::ValueRef::Blob(_)) => {
+            super::evidence::items(Some(&super::unpack_text(v)?), expand)
+        }
+        _ => None,
+    };
     Ok(c)
 }
 
 /// The capsule at `addr`, now (`version` absent or its current revision) or at an earlier
-/// version: -1 the newest kept, -2 the one before; a positive number that revision.
+/// version: -1 the newest kept, -2 the one before; a positive number that revision. With
+/// `evidence`, its evidence too, with content when that is `Some(true)`.
 pub(crate) fn fetch_at(
     conn: &Connection,
     addr: &Address,
@@ -420,14 +435,21 @@ pub(crate) fn fetch_at(
     include_text: bool,
     version: Option<i64>,
     keep: u32,
+    evidence: Option<bool>,
 ) -> Result<Capsule> {
-    let current = super::fetch_one(conn, addr, include_deleted, include_text)?;
-    let Some(v) = version else {
-        return Ok(current);
+    let mut current = super::fetch_one(conn, addr, include_deleted, include_text)?;
+    let now = match version {
+        None | Some(0) => true,
+        Some(v) => v == current.revision,
     };
-    if v == 0 || v == current.revision {
+    if now {
+        if let Some(expand) = evidence {
+            let stored = super::evidence::stored(conn, &current.id)?;
+            current.evidence = super::evidence::items(stored.as_deref(), expand);
+        }
         return Ok(current);
     }
+    let v = version.expect("an earlier version");
     let id = current.id.clone();
     let keep = i64::from(keep);
     // Only the newest `keep` versions are visible (more remain after `capsule_versions` was
@@ -440,7 +462,7 @@ pub(crate) fn fetch_at(
              ORDER BY revision DESC LIMIT 1 OFFSET ?2"
         ))?
         .query_row(params![id, -v - 1], |r| {
-            version_into(current.clone(), r, include_text)
+            version_into(current.clone(), r, include_text, evidence)
         })
         .optional()?
     } else {
@@ -451,7 +473,7 @@ pub(crate) fn fetch_at(
              WHERE revision = ?2"
         ))?
         .query_row(params![id, v, keep], |r| {
-            version_into(current.clone(), r, include_text)
+            version_into(current.clone(), r, include_text, evidence)
         })
         .optional()?
     };
@@ -619,8 +641,8 @@ impl Capsules {
         self.store
             .readers
             .run(move |conn| {
-                let ca = fetch_at(conn, &a.0, true, true, a.1, keep)?;
-                let cb = fetch_at(conn, &b.0, true, true, b.1, keep)?;
+                let ca = fetch_at(conn, &a.0, true, true, a.1, keep, None)?;
+                let cb = fetch_at(conn, &b.0, true, true, b.1, keep, None)?;
                 let d = diff_texts(
                     ca.capsule_text.as_deref().unwrap_or(""),
                     cb.capsule_text.as_deref().unwrap_or(""),

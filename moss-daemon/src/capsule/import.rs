@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::transfer::{SCHEMA_MAJOR, readable};
-use super::{Capsules, NewCapsule, RowWrite, Times, fields, name_holder, query, write_row};
+use super::{Capsules, NewCapsule, RowWrite, Times, name_holder, query, write_row};
 use crate::cancel::{self, Cancel};
 use crate::error::{Error, Result};
 use crate::paths::{io_error, open_for_import};
@@ -32,10 +32,13 @@ const MAX_LISTED_ERRORS: usize = 100;
 /// Longest id accepted on import.
 const MAX_ID_CHARS: usize = 200;
 
-/// The longest line import reads: a record of `capsule_max_chars` characters, each escaped to
-/// six bytes at worst (`\u0001`), plus room for the other fields; at least 1 MiB.
+/// The longest line import reads: a record of `capsule_max_chars` characters and the most
+/// evidence a capsule keeps, each character escaped to six bytes at worst (`\u0001`), plus room
+/// for the other fields; at least 1 MiB.
 pub fn line_cap(capsule_max_chars: usize) -> usize {
-    (capsule_max_chars.saturating_mul(6) + 64 * 1024).max(1024 * 1024)
+    use super::evidence::{MAX_CONTENT_CHARS, MAX_ITEMS, MAX_REF_CHARS, MAX_TYPE_CHARS};
+    let evidence = MAX_ITEMS * (MAX_CONTENT_CHARS + MAX_REF_CHARS + MAX_TYPE_CHARS + 64);
+    (capsule_max_chars.saturating_add(evidence).saturating_mul(6) + 64 * 1024).max(1024 * 1024)
 }
 
 /// One line of an import file as read. `*_norm`, `capsule_chars` and `tokens_estimate` are
@@ -72,6 +75,8 @@ struct ImportLine {
     updated_at: Option<i64>,
     #[serde(default)]
     deleted_at: Option<i64>,
+    #[serde(default)]
+    evidence: Option<Vec<moss_client::capsule::Evidence>>,
 }
 
 /// A record ready to write.
@@ -108,6 +113,7 @@ impl Capsules {
         let mode = req.mode.unwrap_or_default();
         let keep = self.config.capsule_versions;
         let rules = self.paths.clone();
+        let tokenizer = self.config.tokenizer;
         let limits = Limits {
             max_bytes: self.config.max_import_bytes,
             line_cap: line_cap(self.config.capsule_max_chars),
@@ -133,7 +139,7 @@ impl Capsules {
                 &target.path(),
                 &check_cancel,
                 |_, line, read| {
-                    if let Line::Record(_) = parse_line(line, t)? {
+                    if let Line::Record(_) = parse_line(line, t, tokenizer)? {
                         records += 1;
                     }
                     check_progress.set(read);
@@ -163,7 +169,7 @@ impl Capsules {
                 let t = now();
                 let mut done = 0u64;
                 read_lines(&mut file, &limits, &path, &cancel, |line_no, line, _| {
-                    match parse_line(line, t)? {
+                    match parse_line(line, t, tokenizer)? {
                         Line::Header | Line::Blank => {}
                         Line::Skipped(message) => {
                             out.skipped += 1;
@@ -288,7 +294,7 @@ fn at_line(e: Error, line: u64) -> Error {
     })
 }
 
-fn parse_line(bytes: &[u8], t: i64) -> Result<Line> {
+fn parse_line(bytes: &[u8], t: i64, tokenizer: crate::tokens::Tokenizer) -> Result<Line> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Line::Blank);
     }
@@ -349,6 +355,8 @@ fn parse_line(bytes: &[u8], t: i64) -> Result<Line> {
     let run_id = bounds::handle("run_id", raw.run_id.as_deref()).map_err(field_err("run_id"))?;
     let phase = bounds::handle("phase", raw.phase.as_deref()).map_err(field_err("phase"))?;
     let role = bounds::handle("role", raw.role.as_deref()).map_err(field_err("role"))?;
+    let evidence_json = super::evidence::to_json(raw.evidence.as_deref())
+        .map_err(|e| bad(Some("evidence"), e.0.message))?;
     let text = raw.capsule_text.unwrap_or_default();
     let created_at = raw.created_at.unwrap_or(t);
     Ok(Line::Record(Box::new(Record {
@@ -358,7 +366,7 @@ fn parse_line(bytes: &[u8], t: i64) -> Result<Line> {
             name,
             title,
             chars: text.chars().count() as i64,
-            tokens: fields::tokens_estimate(&text),
+            tokens: tokenizer.count(&text),
             text,
             tags_json: tags::to_json(tags.as_deref()),
             source,
@@ -366,6 +374,7 @@ fn parse_line(bytes: &[u8], t: i64) -> Result<Line> {
             phase,
             role,
             based_on_json: None,
+            evidence_json,
         },
         times: Times {
             created_at,
@@ -511,7 +520,7 @@ mod tests {
     use crate::capsule::transfer::fixtures::{cancelled, capsules_with};
 
     fn record(line: &str) -> Result<Line> {
-        parse_line(line.as_bytes(), 100)
+        parse_line(line.as_bytes(), 100, crate::tokens::Tokenizer::Words)
     }
 
     #[test]

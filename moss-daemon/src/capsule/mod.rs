@@ -18,6 +18,7 @@
 pub mod append;
 pub mod bulk;
 pub mod compose;
+pub mod evidence;
 pub mod export;
 pub mod family;
 pub mod fields;
@@ -75,6 +76,8 @@ pub(crate) struct NewCapsule {
     pub(crate) role: Option<String>,
     /// The lineage as JSON, when there is one.
     pub(crate) based_on_json: Option<String>,
+    /// The evidence as JSON (`evidence::to_json`), when there is some.
+    pub(crate) evidence_json: Option<String>,
 }
 
 /// When a capsule row was created, last changed and soft-deleted.
@@ -126,15 +129,26 @@ pub(crate) fn save_version(conn: &Connection, id: &str, keep: u32) -> rusqlite::
     if keep == 0 {
         return Ok(());
     }
+    let (text, evidence) = conn
+        .prepare_cached(
+            "SELECT c.capsule_text, e.evidence_json FROM capsules c
+             LEFT JOIN capsule_evidence e ON e.capsule_id = c.id WHERE c.id = ?1",
+        )?
+        .query_row([id], |r| {
+            Ok((
+                pack_text(r.get_ref(0)?.as_str()?),
+                r.get_ref(1)?.as_str_or_null()?.map(pack_text),
+            ))
+        })?;
     conn.prepare_cached(
         "INSERT OR REPLACE INTO capsule_versions(capsule_id, revision, title, capsule_text,
            capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role,
-           based_on_json, updated_at)
-         SELECT id, revision, title, capsule_text, capsule_chars, tokens_estimate, tags_json,
-           source, run_id, phase, role, based_on_json, updated_at
+           based_on_json, updated_at, evidence_json)
+         SELECT id, revision, title, ?2, capsule_chars, tokens_estimate, tags_json,
+           source, run_id, phase, role, based_on_json, updated_at, ?3
          FROM capsules WHERE id = ?1",
     )?
-    .execute([id])?;
+    .execute(params![id, text, evidence])?;
     conn.prepare_cached(
         "DELETE FROM capsule_versions WHERE capsule_id = ?1 AND revision < (
            SELECT min(revision) FROM (
@@ -143,6 +157,48 @@ pub(crate) fn save_version(conn: &Connection, id: &str, keep: u32) -> rusqlite::
     )?
     .execute(params![id, keep])?;
     Ok(())
+}
+
+/// The first byte of a packed version text: an LZ4 block, its length prepended.
+const PACKED_LZ4: u8 = 1;
+
+/// A version's text as `capsule_versions` keeps it: a BLOB, `PACKED_LZ4` then the LZ4 block.
+/// Versions are written on every change of a kept capsule and rarely read; packed, a 2 KB text
+/// takes about half the bytes, so each change writes fewer pages (see docs/perf.md).
+fn pack_text(text: &str) -> Vec<u8> {
+    let block = lz4_flex::block::compress_prepend_size(text.as_bytes());
+    let mut packed = Vec::with_capacity(block.len() + 1);
+    packed.push(PACKED_LZ4);
+    packed.extend_from_slice(&block);
+    packed
+}
+
+/// A version's text from its column: TEXT as written before texts were packed, or a BLOB from
+/// [`pack_text`]. A BLOB that does not unpack is an error naming the column, never a wrong
+/// text.
+pub(crate) fn unpack_text(v: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<String> {
+    use rusqlite::types::{FromSqlError, ValueRef};
+    let bad = |why: String| {
+        rusqlite::Error::FromSqlConversionFailure(
+            2,
+            rusqlite::types::Type::Blob,
+            format!("a packed capsule_versions text: {why}").into(),
+        )
+    };
+    match v {
+        ValueRef::Text(t) => String::from_utf8(t.to_vec()).map_err(|e| bad(e.to_string())),
+        ValueRef::Blob([PACKED_LZ4, block @ ..]) => {
+            let bytes = lz4_flex::block::decompress_size_prepended(block)
+                .map_err(|e| bad(e.to_string()))?;
+            String::from_utf8(bytes).map_err(|e| bad(e.to_string()))
+        }
+        ValueRef::Blob(_) => Err(bad("an unknown packing".into())),
+        other => Err(rusqlite::Error::FromSqlConversionFailure(
+            2,
+            other.data_type(),
+            Box::new(FromSqlError::InvalidType),
+        )),
+    }
 }
 
 /// Writes capsule `c` with `times` and `seq` as the row `id`, as `how` says: the one place a
@@ -180,6 +236,10 @@ pub(crate) fn write_row(
         seq,
         c.based_on_json
     ])?;
+    // A new row has no evidence to remove: only write some if it comes with it.
+    if c.evidence_json.is_some() || matches!(how, RowWrite::Overwrite) {
+        evidence::write(conn, id, c.evidence_json.as_deref())?;
+    }
     Ok(())
 }
 
@@ -217,7 +277,7 @@ impl Capsules {
         };
         let tags = tags::clean(req.tags.as_deref())?;
         let new = NewCapsule {
-            tokens: fields::tokens_estimate(&req.capsule_text),
+            tokens: self.config.tokenizer.count(&req.capsule_text),
             chars: chars as i64,
             text: req.capsule_text,
             title,
@@ -227,6 +287,7 @@ impl Capsules {
             phase: bounds::handle("phase", req.phase.as_deref())?,
             role: bounds::handle("role", req.role.as_deref())?,
             based_on_json: based_on_json(req.based_on.as_deref())?,
+            evidence_json: evidence::to_json(req.evidence.as_deref())?,
             workspace,
             name,
         };
@@ -248,11 +309,20 @@ impl Capsules {
         let include_deleted = req.include_deleted.unwrap_or(false);
         let include_text = req.include_text.unwrap_or(true);
         let version = req.version;
+        let expand = req.expand_evidence.unwrap_or(false);
         let keep = self.config.capsule_versions;
         self.store
             .readers
             .run(move |conn| {
-                history::fetch_at(conn, &addr, include_deleted, include_text, version, keep)
+                history::fetch_at(
+                    conn,
+                    &addr,
+                    include_deleted,
+                    include_text,
+                    version,
+                    keep,
+                    Some(expand),
+                )
             })
             .await
     }
@@ -312,7 +382,10 @@ impl Capsules {
             let chars = self.check_text(text, req.allow_thin.unwrap_or(false))?;
             sets.push(("capsule_text", V::Text(text.clone())));
             sets.push(("capsule_chars", V::Integer(chars as i64)));
-            sets.push(("tokens_estimate", V::Integer(fields::tokens_estimate(text))));
+            sets.push((
+                "tokens_estimate",
+                V::Integer(self.config.tokenizer.count(text)),
+            ));
         }
         if req.title.is_some() {
             sets.push(("title", opt(bounds::title(req.title.as_deref())?)));
@@ -339,10 +412,14 @@ impl Capsules {
         if let Some(refs) = &req.based_on {
             sets.push(("based_on_json", opt(based_on_json(Some(refs))?)));
         }
-        if sets.is_empty() {
+        let evidence = match &req.evidence {
+            Some(items) => Some(evidence::to_json(Some(items))?),
+            None => None,
+        };
+        if sets.is_empty() && evidence.is_none() {
             return Err(Error::invalid(
                 "no fields to update: give at least one of capsule_text, title, tags, source, \
-                 run_id, phase, role, based_on",
+                 run_id, phase, role, based_on, evidence",
             ));
         }
         let guard = Guard {
@@ -377,6 +454,9 @@ impl Capsules {
                     params.len()
                 );
                 conn.execute(&sql, rusqlite::params_from_iter(params.iter()))?;
+                if let Some(json) = &evidence {
+                    evidence::write(conn, &id, json.as_deref())?;
+                }
                 conn.capsules_changed();
                 handle_of(conn, &id)
             })
@@ -799,4 +879,45 @@ pub(crate) fn name_taken(c: &NewCapsule, id: String) -> Error {
     .with_details(json!({
         "workspace": c.workspace.raw, "name": name_raw, "id": id
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::types::ValueRef;
+
+    use super::{pack_text, unpack_text};
+
+    #[test]
+    fn version_texts_pack_and_unpack() {
+        let text = "## Objective\nShip the parser.\n".repeat(60) + "é ✓ 🚀";
+        let packed = pack_text(&text);
+        assert!(
+            packed.len() < text.len() / 4,
+            "{} of {}",
+            packed.len(),
+            text.len()
+        );
+        assert_eq!(unpack_text(ValueRef::Blob(&packed)).unwrap(), text);
+        assert_eq!(unpack_text(ValueRef::Blob(&pack_text(""))).unwrap(), "");
+        // Versions written before texts were packed are TEXT.
+        assert_eq!(
+            unpack_text(ValueRef::Text(b"as it was")).unwrap(),
+            "as it was"
+        );
+    }
+
+    #[test]
+    fn a_damaged_version_text_is_an_error_not_a_wrong_text() {
+        let mut packed = pack_text(&"abc ".repeat(100));
+        packed.truncate(packed.len() - 3);
+        let e = unpack_text(ValueRef::Blob(&packed))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a packed capsule_versions text"), "{e}");
+        let e = unpack_text(ValueRef::Blob(&[9, 1, 2]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown packing"), "{e}");
+        assert!(unpack_text(ValueRef::Integer(3)).is_err());
+    }
 }

@@ -56,6 +56,7 @@ pub fn capsule_from_row(row: &Row<'_>) -> rusqlite::Result<Capsule> {
         deleted_at: row.get(15)?,
         revision: row.get(16)?,
         based_on: based_on.and_then(|j| serde_json::from_str(&j).ok()),
+        evidence: None,
         capsule_text,
         id,
         workspace,

@@ -32,6 +32,7 @@ pub(super) mod fixtures {
             durability: crate::config::Durability::Normal,
             read_pool_size: 1,
             read_pool_idle: 1,
+            search_tokenizer: Default::default(),
         };
         let (store, threads) =
             crate::store::Store::open(&dir.path().join("moss.db"), &opts).unwrap();

@@ -48,6 +48,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 use tokio::sync::watch;
 
 use super::writer::BatchHooks;
+use crate::config::SearchTokenizer;
 use crate::error::{Error, Result};
 
 /// The indexer thread's nice value where SCHED_IDLE is refused (Linux).
@@ -442,8 +443,18 @@ struct Plan {
     read_queue: String,
 }
 
+/// What `search_tokenizer = "code"` adds to a source's tokenizer: `_`, `/`, `-` and `.` are
+/// word characters, so paths, snake_case names and ids such as `pr-123` are single words.
+const CODE_TOKENCHARS: &str = "tokenchars '_/-.'";
+
 impl Plan {
     fn new(source: &'static Source) -> Plan {
+        Plan::with(source, SearchTokenizer::Default)
+    }
+
+    /// The plan of `source` under the configured word rules. The tokenizer is part of the
+    /// layout, so changing the setting rebuilds every source at the next start.
+    fn with(source: &'static Source, words: SearchTokenizer) -> Plan {
         let Source {
             table,
             queue,
@@ -452,8 +463,12 @@ impl Plan {
             tokenizer,
             ..
         } = source;
+        let tokenizer = match words {
+            SearchTokenizer::Default => tokenizer.to_string(),
+            SearchTokenizer::Code => format!("{tokenizer} {CODE_TOKENCHARS}"),
+        };
         let cols = columns.join(", ");
-        let layout = format!("{cols}, tokenize = '{tokenizer}'");
+        let layout = format!("{cols}, tokenize = '{}'", tokenizer.replace('\'', "''"));
         let marks: Vec<String> = (2..columns.len() + 2).map(|i| format!("?{i}")).collect();
         let current: Vec<String> = columns.iter().map(|c| format!("c.{c}")).collect();
         Plan {
@@ -488,7 +503,7 @@ struct Indexed {
 impl Indexer {
     /// Opens (creating) the index file and starts the thread. Returns the writer's hooks; the
     /// thread stops after the hooks are dropped (when the writer exits), once it has caught up.
-    pub fn spawn(db: &Path) -> Result<(Indexer, IndexHooks)> {
+    pub fn spawn(db: &Path, words: SearchTokenizer) -> Result<(Indexer, IndexHooks)> {
         let path = index_path(db);
         let mut fts = Connection::open(&path)
             .map_err(|e| Error::internal(&format!("opening {}", path.display()), e))?;
@@ -498,7 +513,7 @@ impl Indexer {
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;
              PRAGMA wal_autocheckpoint = 8192; PRAGMA journal_size_limit = 67108864;",
         )?;
-        let plans: Vec<Plan> = SOURCES.iter().map(|s| Plan::new(s)).collect();
+        let plans: Vec<Plan> = SOURCES.iter().map(|s| Plan::with(s, words)).collect();
         prepare_index(&mut fts, &plans)?;
         super::restrict_modes(&path);
         let main = Connection::open_with_flags(

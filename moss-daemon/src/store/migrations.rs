@@ -387,6 +387,18 @@ pub const MIGRATIONS: &[&str] = &[
       DELETE FROM capsule_versions WHERE capsule_id = old.id;
     END;
     "#,
+    // 10: evidence kept with a capsule (snippets, transcript refs), beside its row so that
+    // changes that leave it alone never rewrite it; versions keep theirs (packed, like texts).
+    r#"
+    CREATE TABLE capsule_evidence (
+      capsule_id    TEXT PRIMARY KEY,
+      evidence_json TEXT NOT NULL
+    );
+    CREATE TRIGGER capsule_evidence_purge AFTER DELETE ON capsules BEGIN
+      DELETE FROM capsule_evidence WHERE capsule_id = old.id;
+    END;
+    ALTER TABLE capsule_versions ADD COLUMN evidence_json BLOB;
+    "#,
 ];
 
 /// Brings the database up to the latest schema. Refuses a database newer than this build.
@@ -451,6 +463,44 @@ mod tests {
             queued, 3,
             "insert, text update, delete; not the metadata update"
         );
+    }
+
+    #[test]
+    fn purging_a_capsule_takes_its_versions_and_evidence() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        for id in ["a", "b"] {
+            conn.execute(
+                "INSERT INTO capsules(id, workspace_raw, workspace_norm, capsule_text,
+                   capsule_chars, tokens_estimate, created_at, updated_at, seq)
+                 VALUES (?1, 'w', 'w', 'text', 4, 1, 1, 1, 1)",
+                [id],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO capsule_evidence(capsule_id, evidence_json) VALUES (?1, '[]')",
+                [id],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO capsule_versions(capsule_id, revision, capsule_text, capsule_chars,
+                   tokens_estimate, updated_at) VALUES (?1, 1, 'old', 3, 1, 1)",
+                [id],
+            )
+            .unwrap();
+        }
+        conn.execute("DELETE FROM capsules WHERE id = 'a'", [])
+            .unwrap();
+        for table in ["capsule_evidence", "capsule_versions"] {
+            let left: Vec<String> = conn
+                .prepare(&format!("SELECT capsule_id FROM {table}"))
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert_eq!(left, ["b"], "{table}");
+        }
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub struct StoreOptions {
     pub durability: Durability,
     pub read_pool_size: u32,
     pub read_pool_idle: u32,
+    /// How full-text search cuts words; a change rebuilds the index.
+    pub search_tokenizer: crate::config::SearchTokenizer,
 }
 
 /// The database: a writer (which hands out the database's sequence to its jobs), a read pool,
@@ -73,7 +75,7 @@ impl Store {
         restrict_modes(path);
         let wal_restart = Arc::new(checkpointer::WalRestart::default());
         let checkpointer = checkpointer::Checkpointer::spawn(path, wal_restart.clone())?;
-        let (indexer, index_hooks) = fts::Indexer::spawn(path)?;
+        let (indexer, index_hooks) = fts::Indexer::spawn(path, opts.search_tokenizer)?;
         let hooks = WriterHooks {
             index: index_hooks,
             wal_restart,
@@ -216,6 +218,7 @@ mod tests {
             durability,
             read_pool_size: 2,
             read_pool_idle: 1,
+            search_tokenizer: Default::default(),
         };
         let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
         (store, threads, dir)
@@ -256,6 +259,7 @@ mod tests {
             durability: Durability::Normal,
             read_pool_size: 1,
             read_pool_idle: 1,
+            search_tokenizer: Default::default(),
         };
         async fn write(store: &Store, sql: &'static str) -> i64 {
             store
@@ -496,6 +500,7 @@ mod tests {
             durability: Durability::Normal,
             read_pool_size: 1,
             read_pool_idle: 1,
+            search_tokenizer: Default::default(),
         };
         let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
         let left: i64 = store

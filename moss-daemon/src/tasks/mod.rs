@@ -1222,6 +1222,7 @@ mod tests {
             durability: crate::config::Durability::Normal,
             read_pool_size: 2,
             read_pool_idle: 1,
+            search_tokenizer: Default::default(),
         };
         let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
         let tasks = Tasks::new(store.clone(), Arc::new(Config::default()));

@@ -1,5 +1,6 @@
 """Interop: the official MCP Python SDK against capsule_restore, capsule_lineage, capsule_clone,
-and the search and bulk options (safe_query, count_total, skip_unchanged).
+the search and bulk options (safe_query, count_total, skip_unchanged), versions, diff and
+evidence.
 
 Run by ../run-python.sh. Each test uses a fresh workspace.
 """
@@ -78,3 +79,34 @@ async def test_versions_and_diff_over_the_sdk() -> None:
             assert diff["summary"]["unchanged_sections"] == 5, diff
             missing = await _err(session, "capsule_fetch", {"id": h["id"], "version": -2})
             assert missing["code"] == "NOT_FOUND", missing
+
+
+@pytest.mark.anyio
+async def test_evidence_over_the_sdk() -> None:
+    ws = f"interop-python-evidence-{uuid.uuid4().hex[:8]}"
+    snippet = "def verify(token): return bool(token)"
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with mcp_session(env("MOSS_TOKEN"), query=TOOLSETS) as (session, _init):
+            h = await _ok(
+                session,
+                "capsule_store",
+                {
+                    "workspace": ws,
+                    "name": "auth",
+                    "capsule_text": TEXT.format(marker="evidence"),
+                    "evidence": [{"type": "snippet", "ref": "auth.py:3-4", "content": snippet}],
+                },
+            )
+            folded = await _ok(session, "capsule_fetch", {"id": h["id"]})
+            assert folded["evidence"] == [{"type": "snippet", "ref": "auth.py:3-4", "chars": len(snippet)}], folded
+            expanded = await _ok(session, "capsule_fetch", {"id": h["id"], "expand_evidence": True})
+            assert expanded["evidence"][0]["content"] == snippet, expanded
+            over = await _err(
+                session,
+                "capsule_update",
+                {"id": h["id"], "evidence": [{"type": "snippet", "ref": "a", "content": "x" * 4001}]},
+            )
+            assert over["code"] == "INVALID_REQUEST" and over["details"]["field"] == "evidence[0].content", over
+            await _ok(session, "capsule_update", {"id": h["id"], "evidence": []})
+            cleared = await _ok(session, "capsule_fetch", {"id": h["id"]})
+            assert "evidence" not in cleared, cleared

@@ -1,5 +1,6 @@
 //! A capsule's history and the finer search and bulk options: restore (and its conflicts),
-//! lineage both ways, clone, `skip_unchanged`, `safe_query`, `count_total` and snippet bounds.
+//! lineage both ways, clone, `skip_unchanged`, `safe_query`, `count_total`, snippet bounds and
+//! evidence.
 
 use moss_tests::{TestDaemon, capsule_text};
 use serde_json::{Value, json};
@@ -731,5 +732,249 @@ async fn an_import_in_mode_replace_keeps_the_overwritten_capsule_as_a_version() 
         c["capsule_text"].as_str().unwrap().contains("edited"),
         "the overwritten text: {c}"
     );
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn evidence_is_kept_beside_the_text_listed_by_fetch_and_bounded() {
+    let d = TestDaemon::start().await;
+    let snippet = "fn verify(token: &str) -> bool { !token.is_empty() }";
+    let plain = store(
+        &d,
+        json!({"workspace": "e", "name": "plain", "capsule_text": capsule_text("auth")}),
+    )
+    .await;
+    let id = store(
+        &d,
+        json!({"workspace": "e", "name": "auth", "capsule_text": capsule_text("auth"),
+               "evidence": [{"type": "snippet", "ref": "src/auth.rs:10-12", "content": snippet},
+                            {"type": "transcript", "ref": "run-7#42"}]}),
+    )
+    .await;
+    // Not counted in the capsule's size; listed without content unless expanded.
+    let c = fetch(&d, &id).await;
+    assert_eq!(c["capsule_chars"], fetch(&d, &plain).await["capsule_chars"]);
+    assert_eq!(
+        c["evidence"],
+        json!([{"type": "snippet", "ref": "src/auth.rs:10-12", "chars": snippet.len()},
+               {"type": "transcript", "ref": "run-7#42", "chars": 0}])
+    );
+    let (_, x) = d
+        .call("GET", &format!("/capsules/{id}?expand_evidence=true"), None)
+        .await;
+    assert_eq!(x["evidence"][0]["content"], snippet);
+    // Summaries never carry it.
+    let (_, l) = d.call("GET", "/capsules?workspace=e", None).await;
+    assert!(l["items"][0].get("evidence").is_none(), "{l}");
+
+    // Update replaces the list (a version keeps the old one); [] clears it.
+    ok(
+        &d,
+        "PUT",
+        &format!("/capsules/{id}"),
+        json!({"evidence": [{"type": "log", "ref": "ci#9", "content": "3 passed"}]}),
+    )
+    .await;
+    let c = fetch(&d, &id).await;
+    assert_eq!(c["revision"], 2);
+    assert_eq!(
+        c["evidence"],
+        json!([{"type": "log", "ref": "ci#9", "chars": 8}])
+    );
+    let (_, v) = d
+        .call(
+            "GET",
+            &format!("/capsules/{id}?version=-1&expand_evidence=true"),
+            None,
+        )
+        .await;
+    assert_eq!(v["evidence"][0]["content"], snippet, "{v}");
+    ok(
+        &d,
+        "PUT",
+        &format!("/capsules/{id}"),
+        json!({"evidence": []}),
+    )
+    .await;
+    assert!(fetch(&d, &id).await.get("evidence").is_none());
+
+    // Bounds name the item and field; nothing is written.
+    let long = "x".repeat(4_001);
+    for (evidence, field) in [
+        (
+            json!([{"type": "snippet", "ref": "a", "content": long}]),
+            "evidence[0].content",
+        ),
+        (
+            json!([{"type": "snippet", "ref": "r".repeat(501)}]),
+            "evidence[0].ref",
+        ),
+        (json!([{"type": "", "ref": "a"}]), "evidence[0].type"),
+        (
+            json!(vec![json!({"type": "log", "ref": "a"}); 21]),
+            "evidence",
+        ),
+    ] {
+        let (s, e) = d
+            .call(
+                "POST",
+                "/capsules",
+                Some(json!({"workspace": "e", "name": "over", "capsule_text": capsule_text("x"), "evidence": evidence})),
+            )
+            .await;
+        assert_eq!(
+            expect_error(s, &e, "INVALID_REQUEST", 400)["details"]["field"],
+            field
+        );
+    }
+    let (s, _) = d
+        .call("GET", "/capsules/by-name?workspace=e&name=over", None)
+        .await;
+    assert_eq!(s, 404);
+    // At the bounds: 20 items of 4,000 characters on a capsule of any size.
+    let full = json!(vec![
+        json!({"type": "snippet", "ref": "a", "content": "y".repeat(4_000)});
+        20
+    ]);
+    store(&d, json!({"workspace": "e", "name": "full", "capsule_text": capsule_text("x"), "evidence": full})).await;
+
+    // Clone, export and import carry it; a replace without evidence drops it.
+    ok(
+        &d,
+        "PUT",
+        &format!("/capsules/{id}"),
+        json!({"evidence": [{"type": "snippet", "ref": "src/a.rs:1", "content": "a"}]}),
+    )
+    .await;
+    let h = ok(
+        &d,
+        "POST",
+        "/capsules/clone",
+        json!({"source": {"id": id}, "target": {"name": "auth-copy"}}),
+    )
+    .await;
+    let copy = fetch(&d, h["id"].as_str().unwrap()).await;
+    assert_eq!(copy["evidence"][0]["ref"], "src/a.rs:1");
+    ok(
+        &d,
+        "POST",
+        "/capsules/export",
+        json!({"workspace": "e", "path": "e.jsonl"}),
+    )
+    .await;
+    store(&d, json!({"workspace": "e", "name": "auth", "mode": "replace", "capsule_text": capsule_text("again")})).await;
+    assert!(fetch(&d, &id).await.get("evidence").is_none());
+    let r = ok(
+        &d,
+        "POST",
+        "/capsules/import",
+        json!({"path": "e.jsonl", "mode": "replace"}),
+    )
+    .await;
+    assert_eq!(
+        (r["replaced"].as_i64(), r["skipped"].as_i64()),
+        (Some(4), Some(0)),
+        "{r}"
+    );
+    let (_, x) = d
+        .call("GET", &format!("/capsules/{id}?expand_evidence=true"), None)
+        .await;
+    assert_eq!(x["evidence"][0]["content"], "a", "{x}");
+
+    // Over MCP.
+    let mut mcp = d.mcp().await;
+    let r = mcp
+        .call_tool("capsule_fetch", json!({"id": id, "expand_evidence": true}))
+        .await;
+    assert_eq!(r["structuredContent"]["evidence"][0]["content"], "a", "{r}");
+    d.stop().await;
+}
+
+/// Search with `search_tokenizer: "code"`: paths, snake_case names and dashed ids are words of
+/// their own (and their parts no longer are). Changing the setting rebuilds the index at the
+/// next start.
+#[tokio::test]
+async fn the_code_search_tokenizer_keeps_paths_whole_after_a_reindex() {
+    let d = TestDaemon::start().await;
+    let with_path = store(
+        &d,
+        json!({"workspace": "c", "name": "path", "capsule_text": capsule_text("see src/auth/session.go and refresh_token_ttl")}),
+    )
+    .await;
+    store(
+        &d,
+        json!({"workspace": "c", "name": "prose", "capsule_text": capsule_text("the session in src went to auth, then go")}),
+    )
+    .await;
+    let hits = |r: &Value| -> Vec<String> {
+        let mut names: Vec<String> = r["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["name"].as_str().unwrap().to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    let search = |q: &str| {
+        format!(
+            "/capsules/search?workspace=c&safe_query=true&query={}",
+            urlencode(q)
+        )
+    };
+    // Default words: the path is four words, found in either capsule in that order or not.
+    let (_, r) = d.call("GET", &search("session"), None).await;
+    assert_eq!(hits(&r), ["path", "prose"], "{r}");
+    let (_, r) = d.call("GET", &search("refresh_token_ttl"), None).await;
+    assert_eq!(hits(&r), ["path"], "{r}");
+
+    let home = d.stop_keeping_home().await;
+    let d = TestDaemon::start_in(home, Some(json!({"search_tokenizer": "code"}))).await;
+    let (_, r) = d.call("GET", &search("src/auth/session.go"), None).await;
+    assert_eq!(hits(&r), ["path"], "{r}");
+    assert_eq!(r["items"][0]["id"], with_path.as_str());
+    let (_, r) = d.call("GET", &search("refresh_token_ttl"), None).await;
+    assert_eq!(hits(&r), ["path"], "{r}");
+    // The trade-off: a part of a path is no longer a word of it.
+    let (_, r) = d.call("GET", &search("session"), None).await;
+    assert_eq!(hits(&r), ["prose"], "{r}");
+    // New writes are cut the same way.
+    store(
+        &d,
+        json!({"workspace": "c", "name": "later", "capsule_text": capsule_text("fixed pr-123 in lib/net.rs")}),
+    )
+    .await;
+    let (_, r) = d.call("GET", &search("pr-123"), None).await;
+    assert_eq!(hits(&r), ["later"], "{r}");
+    d.stop().await;
+}
+
+/// `tokenizer: "cl100k_base"` counts real tokens for every write path.
+#[tokio::test]
+async fn the_configured_tokenizer_counts_real_tokens() {
+    let d = TestDaemon::start_with_config(Some(json!({"tokenizer": "cl100k_base"}))).await;
+    let id = store(
+        &d,
+        json!({"workspace": "t", "name": "tiny", "capsule_text": "tiktoken is great!", "allow_thin": true}),
+    )
+    .await;
+    assert_eq!(fetch(&d, &id).await["tokens_estimate"], 6);
+    ok(
+        &d,
+        "PUT",
+        &format!("/capsules/{id}"),
+        json!({"capsule_text": "antidisestablishmentarianism", "allow_thin": true}),
+    )
+    .await;
+    assert_eq!(fetch(&d, &id).await["tokens_estimate"], 6);
+    d.stop().await;
+    // The default counts words: ceil(3 × 1.3).
+    let d = TestDaemon::start().await;
+    let id = store(
+        &d,
+        json!({"workspace": "t", "capsule_text": "tiktoken is great!", "allow_thin": true}),
+    )
+    .await;
+    assert_eq!(fetch(&d, &id).await["tokens_estimate"], 4);
     d.stop().await;
 }

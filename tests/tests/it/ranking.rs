@@ -75,6 +75,7 @@ async fn moss_ranking_beats_bm25_and_weight_then_recency_on_the_fixture() {
         durability: moss_daemon::config::Durability::Normal,
         read_pool_size: 2,
         read_pool_idle: 1,
+        search_tokenizer: Default::default(),
     };
     let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
     let config = Arc::new(Config::default());
