@@ -4,8 +4,8 @@
 //! The default counts words (`split_whitespace`) and adds 30%: well under a microsecond for a
 //! 2 KB capsule, and close to real counts for English prose, further off for code and other
 //! languages. `cl100k_base` and `o200k_base` count real tokens with OpenAI's vocabularies
-//! (compiled into the daemon), at a few hundred microseconds per capsule and about 20 MB of
-//! tables loaded once (see docs/perf.md). A changed setting applies to texts written after it;
+//! (compiled into the daemon), at 100-300 µs per 2 KB capsule, with 24-47 MB of tables loaded
+//! once (see docs/perf.md). A changed setting applies to texts written after it;
 //! stored estimates are not recounted.
 
 use serde::Deserialize;
