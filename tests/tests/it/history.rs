@@ -976,5 +976,21 @@ async fn the_configured_tokenizer_counts_real_tokens() {
     )
     .await;
     assert_eq!(fetch(&d, &id).await["tokens_estimate"], 4);
+    ok(
+        &d,
+        "POST",
+        "/capsules/export",
+        json!({"workspace": "t", "path": "t.jsonl"}),
+    )
+    .await;
+    let file = std::fs::read(d.home_path().join("exports/t.jsonl")).unwrap();
+    d.stop().await;
+    // An import counts with the importing daemon's tokenizer.
+    let d = TestDaemon::start_with_config(Some(json!({"tokenizer": "cl100k_base"}))).await;
+    std::fs::create_dir_all(d.home_path().join("exports")).unwrap();
+    std::fs::write(d.home_path().join("exports/t.jsonl"), file).unwrap();
+    let r = ok(&d, "POST", "/capsules/import", json!({"path": "t.jsonl"})).await;
+    assert_eq!(r["imported"], 1, "{r}");
+    assert_eq!(fetch(&d, &id).await["tokens_estimate"], 6);
     d.stop().await;
 }
