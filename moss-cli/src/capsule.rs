@@ -445,10 +445,8 @@ pub fn stdin_text() -> anyhow::Result<Option<String>> {
     Ok((!text.is_empty()).then_some(text))
 }
 
-/// Lineage refs from `--based-on` names (in `workspace`) and `--based-on-id` ids; `None` when
-/// neither is given.
 /// The evidence of `--evidence TYPE=REF` flags and an `--evidence-file`; `None` when neither
-/// was given.
+/// was given. A file holding `[]` is an empty list (which clears the evidence on update).
 fn evidence(
     flags: Vec<String>,
     file: Option<&std::path::Path>,
@@ -464,6 +462,7 @@ fn evidence(
             content: None,
         });
     }
+    let from_file = file.is_some();
     if let Some(path) = file {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("--evidence-file {}: {e}", path.display()))?;
@@ -476,9 +475,11 @@ fn evidence(
         })?;
         items.extend(more);
     }
-    Ok((!items.is_empty()).then_some(items))
+    Ok((from_file || !items.is_empty()).then_some(items))
 }
 
+/// Lineage refs from `--based-on` names (in `workspace`) and `--based-on-id` ids; `None` when
+/// neither is given.
 fn refs(workspace: &str, names: Vec<String>, ids: Vec<String>) -> Option<Vec<CapsuleRef>> {
     let mut out: Vec<CapsuleRef> = ids.into_iter().map(CapsuleRef::by_id).collect();
     out.extend(names.into_iter().map(|n| CapsuleRef::by_name(workspace, n)));

@@ -1115,6 +1115,28 @@ async fn evidence_flags_store_expand_and_clear() {
     json(&moss(&d, &["update", "--name", "e", "--clear-evidence"], None).await);
     let c = json(&moss(&d, &["fetch", "--name", "e"], None).await);
     assert!(c.get("evidence").is_none(), "{c}");
+    // A file holding [] clears too, as [] does over REST and MCP.
+    json(
+        &moss(
+            &d,
+            &["update", "--name", "e", "--evidence", "log=ci#1"],
+            None,
+        )
+        .await,
+    );
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "[]").unwrap();
+    let empty = empty.to_str().unwrap();
+    json(
+        &moss(
+            &d,
+            &["update", "--name", "e", "--evidence-file", empty],
+            None,
+        )
+        .await,
+    );
+    let c = json(&moss(&d, &["fetch", "--name", "e"], None).await);
+    assert!(c.get("evidence").is_none(), "{c}");
     // A flag without `=` is named with the fix.
     let out = moss(
         &d,

@@ -398,7 +398,7 @@ fn version_into(
     c.revision = r.get(0)?;
     c.title = r.get(1)?;
     c.capsule_text = if include_text {
-        Some(super::unpack_text(r.get_ref(2)?)?)
+        Some(super::unpack_text(r.get_ref(2)?, 2, "capsule_text")?)
     } else {
         None
     };
@@ -418,7 +418,7 @@ fn version_into(
     c.updated_at = r.get(11)?;
     c.evidence = match (evidence, r.get_ref(12)?) {
         (Some(expand), v @ rusqlite::types::ValueRef::Blob(_)) => {
-            super::evidence::items(Some(&super::unpack_text(v)?), expand)
+            super::evidence::items(Some(&super::unpack_text(v, 12, "evidence_json")?), expand)
         }
         _ => None,
     };

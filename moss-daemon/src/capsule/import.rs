@@ -133,18 +133,18 @@ impl Capsules {
             check_progress.phase("checking", size);
             let t = now();
             let mut records = 0u64;
-            let mut tokens: Vec<i64> = Vec::new();
+            let mut tokens: Vec<(i64, i64)> = Vec::new();
             read_lines(
                 &mut file,
                 &limits,
                 &target.path(),
                 &check_cancel,
                 |_, line, read| {
-                    // Token counts are taken here, off the writer, and kept (8 bytes a record):
+                    // Token counts are taken here, off the writer, and kept (16 bytes a record):
                     // a real tokenizer costs 100-300 µs a record.
                     if let Line::Record(r) = parse_line(line, t, Some(tokenizer))? {
                         records += 1;
-                        tokens.push(r.capsule.tokens);
+                        tokens.push((r.capsule.chars, r.capsule.tokens));
                     }
                     check_progress.set(read);
                     Ok(())
@@ -186,10 +186,11 @@ impl Capsules {
                             }
                         }
                         Line::Record(mut r) => {
-                            // Counted by the first pass; a file changed since is counted now.
+                            // Counted by the first pass; a record that is not the one counted
+                            // there (the file changed since) is counted now.
                             r.capsule.tokens = match tokens.get(done as usize) {
-                                Some(&n) => n,
-                                None => tokenizer.count(&r.capsule.text),
+                                Some(&(chars, n)) if chars == r.capsule.chars => n,
+                                _ => tokenizer.count(&r.capsule.text),
                             };
                             apply(conn, *r, mode, keep, &mut out)?;
                             done += 1;
@@ -366,8 +367,13 @@ fn parse_line(bytes: &[u8], t: i64, tokenizer: Option<crate::tokens::Tokenizer>)
     let run_id = bounds::handle("run_id", raw.run_id.as_deref()).map_err(field_err("run_id"))?;
     let phase = bounds::handle("phase", raw.phase.as_deref()).map_err(field_err("phase"))?;
     let role = bounds::handle("role", raw.role.as_deref()).map_err(field_err("role"))?;
-    let evidence_json = super::evidence::to_json(raw.evidence.as_deref())
-        .map_err(|e| bad(Some("evidence"), e.0.message))?;
+    let evidence_json = super::evidence::to_json(raw.evidence.as_deref()).map_err(|e| {
+        let field = e.0.details["field"]
+            .as_str()
+            .unwrap_or("evidence")
+            .to_string();
+        bad(Some(&field), e.0.message)
+    })?;
     let text = raw.capsule_text.unwrap_or_default();
     let created_at = raw.created_at.unwrap_or(t);
     Ok(Line::Record(Box::new(Record {

@@ -173,28 +173,43 @@ fn pack_text(text: &str) -> Vec<u8> {
     packed
 }
 
-/// A version's text from its column: TEXT as written before texts were packed, or a BLOB from
-/// [`pack_text`]. A BLOB that does not unpack is an error naming the column, never a wrong
-/// text.
-pub(crate) fn unpack_text(v: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<String> {
+/// A version's text from its column `col` (`what` names it in errors): TEXT as written before
+/// texts were packed, or a BLOB from [`pack_text`]. A BLOB that does not unpack is an error
+/// naming the column, never a wrong text.
+pub(crate) fn unpack_text(
+    v: rusqlite::types::ValueRef<'_>,
+    col: usize,
+    what: &str,
+) -> rusqlite::Result<String> {
     use rusqlite::types::{FromSqlError, ValueRef};
     let bad = |why: String| {
         rusqlite::Error::FromSqlConversionFailure(
-            2,
+            col,
             rusqlite::types::Type::Blob,
-            format!("a packed capsule_versions text: {why}").into(),
+            format!("a packed capsule_versions.{what}: {why}").into(),
         )
     };
     match v {
         ValueRef::Text(t) => String::from_utf8(t.to_vec()).map_err(|e| bad(e.to_string())),
         ValueRef::Blob([PACKED_LZ4, block @ ..]) => {
+            // LZ4 expands a block at most about 255 times: a larger length prefix is damage,
+            // refused before it is allocated.
+            let claimed = block
+                .get(..4)
+                .map_or(0, |p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize);
+            if claimed > block.len().saturating_mul(255) + 64 {
+                return Err(bad(format!(
+                    "claims {claimed} bytes from a block of {}",
+                    block.len()
+                )));
+            }
             let bytes = lz4_flex::block::decompress_size_prepended(block)
                 .map_err(|e| bad(e.to_string()))?;
             String::from_utf8(bytes).map_err(|e| bad(e.to_string()))
         }
         ValueRef::Blob(_) => Err(bad("an unknown packing".into())),
         other => Err(rusqlite::Error::FromSqlConversionFailure(
-            2,
+            col,
             other.data_type(),
             Box::new(FromSqlError::InvalidType),
         )),
@@ -897,27 +912,28 @@ mod tests {
             packed.len(),
             text.len()
         );
-        assert_eq!(unpack_text(ValueRef::Blob(&packed)).unwrap(), text);
-        assert_eq!(unpack_text(ValueRef::Blob(&pack_text(""))).unwrap(), "");
+        let unpack = |v| unpack_text(v, 2, "capsule_text");
+        assert_eq!(unpack(ValueRef::Blob(&packed)).unwrap(), text);
+        let empty = pack_text("");
+        assert_eq!(unpack(ValueRef::Blob(&empty)).unwrap(), "");
         // Versions written before texts were packed are TEXT.
-        assert_eq!(
-            unpack_text(ValueRef::Text(b"as it was")).unwrap(),
-            "as it was"
-        );
+        assert_eq!(unpack(ValueRef::Text(b"as it was")).unwrap(), "as it was");
     }
 
     #[test]
     fn a_damaged_version_text_is_an_error_not_a_wrong_text() {
+        let unpack = |v| unpack_text(v, 12, "evidence_json");
         let mut packed = pack_text(&"abc ".repeat(100));
         packed.truncate(packed.len() - 3);
-        let e = unpack_text(ValueRef::Blob(&packed))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("a packed capsule_versions text"), "{e}");
-        let e = unpack_text(ValueRef::Blob(&[9, 1, 2]))
-            .unwrap_err()
-            .to_string();
+        let e = unpack(ValueRef::Blob(&packed)).unwrap_err().to_string();
+        assert!(e.contains("a packed capsule_versions.evidence_json"), "{e}");
+        let e = unpack(ValueRef::Blob(&[9, 1, 2])).unwrap_err().to_string();
         assert!(e.contains("unknown packing"), "{e}");
-        assert!(unpack_text(ValueRef::Integer(3)).is_err());
+        assert!(unpack(ValueRef::Integer(3)).is_err());
+        // A length prefix no LZ4 block of that size can produce is refused before allocating.
+        let e = unpack(ValueRef::Blob(&[1, 0xff, 0xff, 0xff, 0xf0, 0, 0]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("claims"), "{e}");
     }
 }

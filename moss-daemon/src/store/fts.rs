@@ -102,6 +102,10 @@ pub struct Source {
     pub fts: &'static str,
     /// Its `tokenize` option.
     pub tokenizer: &'static str,
+    /// Whether `search_tokenizer = "code"` applies: searched by what users type (capsules,
+    /// reasoning). Memories stay on the default: recall splits its query at punctuation into
+    /// terms and matches paths through contexts instead.
+    pub code_aware: bool,
 }
 
 /// Capsules: title and text.
@@ -112,6 +116,7 @@ pub static CAPSULES: Source = Source {
     columns: &["title", "capsule_text"],
     fts: "capsules_fts",
     tokenizer: "unicode61 remove_diacritics 2",
+    code_aware: true,
 };
 
 /// Reasoning entries (notes, trace, cards): title and content.
@@ -122,6 +127,7 @@ pub static REASONING: Source = Source {
     columns: &["title", "content"],
     fts: "reasoning_fts",
     tokenizer: "unicode61 remove_diacritics 2",
+    code_aware: true,
 };
 
 /// Memories: content, contexts and slot.
@@ -132,6 +138,7 @@ pub static MEMORIES: Source = Source {
     columns: &["content", "contexts_text", "slot"],
     fts: "memories_fts",
     tokenizer: "unicode61 remove_diacritics 2",
+    code_aware: false,
 };
 
 /// Every source the indexer serves, in the order of its rounds.
@@ -453,7 +460,7 @@ impl Plan {
     }
 
     /// The plan of `source` under the configured word rules. The tokenizer is part of the
-    /// layout, so changing the setting rebuilds every source at the next start.
+    /// layout, so changing the setting rebuilds every code-aware source at the next start.
     fn with(source: &'static Source, words: SearchTokenizer) -> Plan {
         let Source {
             table,
@@ -464,8 +471,8 @@ impl Plan {
             ..
         } = source;
         let tokenizer = match words {
-            SearchTokenizer::Default => tokenizer.to_string(),
-            SearchTokenizer::Code => format!("{tokenizer} {CODE_TOKENCHARS}"),
+            SearchTokenizer::Code if source.code_aware => format!("{tokenizer} {CODE_TOKENCHARS}"),
+            _ => tokenizer.to_string(),
         };
         let cols = columns.join(", ");
         let layout = format!("{cols}, tokenize = '{}'", tokenizer.replace('\'', "''"));
@@ -1121,6 +1128,7 @@ mod tests {
             columns: &["body"],
             fts: "notes_fts",
             tokenizer: "unicode61",
+            code_aware: false,
         };
         let n = PASS_SIZE + 5;
         let (dir, main, mut fts) = setup(n);

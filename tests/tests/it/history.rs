@@ -946,6 +946,19 @@ async fn the_code_search_tokenizer_keeps_paths_whole_after_a_reindex() {
     .await;
     let (_, r) = d.call("GET", &search("pr-123"), None).await;
     assert_eq!(hits(&r), ["later"], "{r}");
+    // Memory recall keeps the default words: it splits its query at punctuation.
+    ok(
+        &d,
+        "POST",
+        "/memories",
+        json!({"content": "fixed pr-123 in lib/net.rs"}),
+    )
+    .await;
+    let r = ok(&d, "POST", "/memories/recall", json!({"query": "pr-123"})).await;
+    assert_eq!(
+        r["items"][0]["content"], "fixed pr-123 in lib/net.rs",
+        "{r}"
+    );
     d.stop().await;
 }
 
