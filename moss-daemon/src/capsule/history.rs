@@ -417,10 +417,10 @@ fn version_into(
         .and_then(|j| serde_json::from_str(&j).ok());
     c.updated_at = r.get(11)?;
     c.evidence = match (evidence, r.get_ref(12)?) {
-        (Some(expand), v @ rusqlite::types::ValueRef::Blob(_)) => {
+        (None, _) | (_, rusqlite::types::ValueRef::Null) => None,
+        (Some(expand), v) => {
             super::evidence::items(Some(&super::unpack_text(v, 12, "evidence_json")?), expand)
         }
-        _ => None,
     };
     Ok(c)
 }
@@ -438,18 +438,16 @@ pub(crate) fn fetch_at(
     evidence: Option<bool>,
 ) -> Result<Capsule> {
     let mut current = super::fetch_one(conn, addr, include_deleted, include_text)?;
-    let now = match version {
-        None | Some(0) => true,
-        Some(v) => v == current.revision,
-    };
-    if now {
-        if let Some(expand) = evidence {
-            let stored = super::evidence::stored(conn, &current.id)?;
-            current.evidence = super::evidence::items(stored.as_deref(), expand);
+    let v = match version {
+        Some(v) if v != 0 && v != current.revision => v,
+        _ => {
+            if let Some(expand) = evidence {
+                let stored = super::evidence::stored(conn, &current.id)?;
+                current.evidence = super::evidence::items(stored.as_deref(), expand);
+            }
+            return Ok(current);
         }
-        return Ok(current);
-    }
-    let v = version.expect("an earlier version");
+    };
     let id = current.id.clone();
     let keep = i64::from(keep);
     // Only the newest `keep` versions are visible (more remain after `capsule_versions` was
