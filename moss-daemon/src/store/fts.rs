@@ -514,6 +514,7 @@ impl Indexer {
         let path = index_path(db);
         let mut fts = Connection::open(&path)
             .map_err(|e| Error::internal(&format!("opening {}", path.display()), e))?;
+        super::stable_plans(&fts)?;
         fts.execute_batch(
             // Checkpoint every 32 MiB instead of SQLite's 4 MiB: segment merges rewrite the
             // same pages pass after pass, and each checkpoint copies them once, not once per pass.
@@ -527,6 +528,7 @@ impl Indexer {
             db,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
+        super::stable_plans(&main)?;
         main.execute_batch("PRAGMA query_only = ON; PRAGMA busy_timeout = 5000;")?;
         let mut indexed = Vec::with_capacity(plans.len());
         let mut followed = Vec::with_capacity(plans.len());

@@ -37,6 +37,7 @@ impl ReadPool {
                     | OpenFlags::SQLITE_OPEN_URI,
             )
             .with_init(move |c| {
+                super::stable_plans(c)?;
                 // Each reader keeps a small page cache: every commit invalidates it anyway, and
                 // resident memory stays bounded however large the database grows.
                 c.execute_batch(
