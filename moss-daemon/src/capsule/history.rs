@@ -21,6 +21,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::store::now;
+use crate::tokens::Counted;
 use crate::{bounds, names, tags};
 
 /// Lineage walks: default and most steps, and most nodes each way.
@@ -224,6 +225,21 @@ impl Capsules {
         let based_on = based_on_json(Some(std::slice::from_ref(&req.source)))?;
         let target_ws = req.target.workspace.clone();
         let tokenizer = self.config.tokenizer;
+        let pre = if tokenizer.is_costly() {
+            let addr = source_addr.clone();
+            self.store
+                .readers
+                .run(move |conn| {
+                    let src = query::find(conn, &addr, false, true)?;
+                    let text = src.and_then(|c| c.capsule_text).unwrap_or_default();
+                    Ok(Counted::new(tokenizer, text))
+                })
+                .await
+                // A failed read leaves the count to the job.
+                .ok()
+        } else {
+            None
+        };
         self.store
             .writer
             .run(move |conn| {
@@ -243,7 +259,7 @@ impl Capsules {
                         .or_else(|| name.as_ref().map(|(raw, _)| raw.clone()))
                         .or(src.title.clone()),
                     chars: text.chars().count() as i64,
-                    tokens: tokenizer.count(&text),
+                    tokens: tokenizer.count_with(&text, pre.as_ref()),
                     text,
                     tags_json: match tags {
                         Some(t) => tags::to_json(t.as_deref()),

@@ -980,6 +980,40 @@ async fn the_configured_tokenizer_counts_real_tokens() {
     )
     .await;
     assert_eq!(fetch(&d, &id).await["tokens_estimate"], 6);
+    // A clone counts its text; an append counts the text it makes (both counted before the
+    // writer's job, on the text the job then writes).
+    let (status, r) = d
+        .call(
+            "POST",
+            "/capsules/clone",
+            Some(json!({"source": {"id": id}, "target": {"workspace": "t", "name": "copy"}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{r}");
+    let copy = r["id"].as_str().unwrap().to_string();
+    assert_eq!(fetch(&d, &copy).await["tokens_estimate"], 6);
+    let cl100k = tiktoken_rs::cl100k_base_singleton();
+    let notes = store(
+        &d,
+        json!({"workspace": "t", "name": "notes", "capsule_text": "## Notes\nfirst line", "allow_thin": true}),
+    )
+    .await;
+    let (status, r) = d
+        .call(
+            "POST",
+            "/capsules/append",
+            Some(json!({"id": notes, "section": "Notes", "content": "antidisestablishmentarianism, 2 + 2 = 4"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{r}");
+    let after = fetch(&d, &notes).await;
+    let text = after["capsule_text"].as_str().unwrap();
+    assert!(text.contains("antidisestablishmentarianism"), "{text}");
+    assert_eq!(
+        after["tokens_estimate"],
+        cl100k.count_ordinary(text) as i64,
+        "{text}"
+    );
     d.stop().await;
     // The default counts words: ceil(3 × 1.3).
     let d = TestDaemon::start().await;
