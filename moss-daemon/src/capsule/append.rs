@@ -12,7 +12,6 @@ use super::sections::{self, Section};
 use super::{Capsules, Guard, Wanted, not_found, query};
 use crate::error::{Error, Result};
 use crate::store::now;
-use crate::tokens::Counted;
 
 /// Most sections one `capsule_append` writes.
 pub const MAX_APPEND_SECTIONS: usize = 20;
@@ -162,14 +161,6 @@ pub fn apply(
     Ok((text, hits))
 }
 
-/// The text of the active capsule at `addr`, read before the job that appends to it.
-fn current_text(conn: &rusqlite::Connection, addr: &Address) -> Result<String> {
-    let row = query::active(conn, addr)?.ok_or_else(|| addr.not_found())?;
-    Ok(conn
-        .prepare_cached("SELECT capsule_text FROM capsules WHERE id = ?1")?
-        .query_row([&row.id], |r| r.get(0))?)
-}
-
 impl Capsules {
     /// `capsule_append`.
     pub async fn append(&self, req: AppendRequest) -> Result<AppendResponse> {
@@ -188,22 +179,12 @@ impl Capsules {
         let max = self.config.capsule_max_chars;
         let keep = self.config.capsule_versions;
         let tokenizer = self.config.tokenizer;
-        let pre = if tokenizer.is_costly() {
-            let (addr, edits) = (addr.clone(), edits.clone());
-            self.store
-                .readers
-                .run(move |conn| {
-                    let text = current_text(conn, &addr)?;
-                    let (new_text, _) =
-                        apply(&text, &edits, position, if_placeholder, &addr.describe())?;
-                    Ok(Counted::new(tokenizer, new_text))
-                })
-                .await
-                // Whatever fails here fails again in the job, which reports it.
-                .ok()
-        } else {
-            None
-        };
+        let ahead = edits.clone();
+        let pre = self
+            .count_ahead(&addr, move |text, addr| {
+                Ok(apply(&text, &ahead, position, if_placeholder, &addr.describe())?.0)
+            })
+            .await;
         self.store
             .writer
             .run(move |conn| {

@@ -21,7 +21,6 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::store::now;
-use crate::tokens::Counted;
 use crate::{bounds, names, tags};
 
 /// Lineage walks: default and most steps, and most nodes each way.
@@ -225,21 +224,7 @@ impl Capsules {
         let based_on = based_on_json(Some(std::slice::from_ref(&req.source)))?;
         let target_ws = req.target.workspace.clone();
         let tokenizer = self.config.tokenizer;
-        let pre = if tokenizer.is_costly() {
-            let addr = source_addr.clone();
-            self.store
-                .readers
-                .run(move |conn| {
-                    let src = query::find(conn, &addr, false, true)?;
-                    let text = src.and_then(|c| c.capsule_text).unwrap_or_default();
-                    Ok(Counted::new(tokenizer, text))
-                })
-                .await
-                // A failed read leaves the count to the job.
-                .ok()
-        } else {
-            None
-        };
+        let pre = self.count_ahead(&source_addr, |text, _| Ok(text)).await;
         self.store
             .writer
             .run(move |conn| {

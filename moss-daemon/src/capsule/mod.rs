@@ -44,6 +44,7 @@ use crate::error::{Error, Result};
 use crate::paths::PathRules;
 use crate::sql_filter::{Filter, given};
 use crate::store::{Store, WriteCtx, now};
+use crate::tokens::Counted;
 use crate::{bounds, names, page, tags};
 use fields::Address;
 use query::ActiveRow;
@@ -259,6 +260,32 @@ pub(crate) fn write_row(
 }
 
 impl Capsules {
+    /// For a job whose text derives from the active capsule at `addr` (an append, a clone):
+    /// with a real tokenizer, reads that capsule on a read connection, derives the text the job
+    /// will write with `derive`, and counts it there, off the writer (see [`Counted`]). `None`
+    /// with the default counter, whose count costs under a microsecond, or when the read or
+    /// `derive` fails: the job then fails the same way and reports it.
+    async fn count_ahead<F>(&self, addr: &Address, derive: F) -> Option<Counted>
+    where
+        F: FnOnce(String, &Address) -> Result<String> + Send + 'static,
+    {
+        let tokenizer = self.config.tokenizer;
+        if !tokenizer.is_costly() {
+            return None;
+        }
+        let addr = addr.clone();
+        self.store
+            .readers
+            .run(move |conn| {
+                let found =
+                    query::find(conn, &addr, false, true)?.ok_or_else(|| addr.not_found())?;
+                let text = derive(found.capsule_text.unwrap_or_default(), &addr)?;
+                Ok(Counted::new(tokenizer, text))
+            })
+            .await
+            .ok()
+    }
+
     pub fn new(store: Store, config: Arc<Config>, home: &crate::MossHome) -> Self {
         let paths = PathRules::new(home, &config);
         Capsules {

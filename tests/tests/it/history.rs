@@ -982,14 +982,13 @@ async fn the_configured_tokenizer_counts_real_tokens() {
     assert_eq!(fetch(&d, &id).await["tokens_estimate"], 6);
     // A clone counts its text; an append counts the text it makes (both counted before the
     // writer's job, on the text the job then writes).
-    let (status, r) = d
-        .call(
-            "POST",
-            "/capsules/clone",
-            Some(json!({"source": {"id": id}, "target": {"workspace": "t", "name": "copy"}})),
-        )
-        .await;
-    assert_eq!(status, 200, "{r}");
+    let r = ok(
+        &d,
+        "POST",
+        "/capsules/clone",
+        json!({"source": {"id": id}, "target": {"workspace": "t", "name": "copy"}}),
+    )
+    .await;
     let copy = r["id"].as_str().unwrap().to_string();
     assert_eq!(fetch(&d, &copy).await["tokens_estimate"], 6);
     let cl100k = tiktoken_rs::cl100k_base_singleton();
@@ -998,14 +997,13 @@ async fn the_configured_tokenizer_counts_real_tokens() {
         json!({"workspace": "t", "name": "notes", "capsule_text": "## Notes\nfirst line", "allow_thin": true}),
     )
     .await;
-    let (status, r) = d
-        .call(
-            "POST",
-            "/capsules/append",
-            Some(json!({"id": notes, "section": "Notes", "content": "antidisestablishmentarianism, 2 + 2 = 4"})),
-        )
-        .await;
-    assert_eq!(status, 200, "{r}");
+    ok(
+        &d,
+        "POST",
+        "/capsules/append",
+        json!({"id": notes, "section": "Notes", "content": "antidisestablishmentarianism, 2 + 2 = 4"}),
+    )
+    .await;
     let after = fetch(&d, &notes).await;
     let text = after["capsule_text"].as_str().unwrap();
     assert!(text.contains("antidisestablishmentarianism"), "{text}");
