@@ -1,15 +1,16 @@
 //! `moss bench`: concurrent clients against a running daemon, one phase per operation.
 //!
 //! Phases run one after another, each for the full duration: store (distinct names in a fresh
-//! workspace), fetch by name (names stored in the first phase, picked at random), and
-//! `GET /health` (the HTTP floor). Latency is measured per request on the client side.
+//! workspace), with `--append` an append phase (a line added to each stored capsule in turn),
+//! fetch by name (names stored in the first phase, picked at random), and `GET /health` (the
+//! HTTP floor). Latency is measured per request on the client side.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
 use moss_client::Client;
-use moss_client::capsule::{FetchRequest, StoreMode, StoreRequest};
+use moss_client::capsule::{AppendRequest, FetchRequest, StoreMode, StoreRequest};
 use serde::Serialize;
 
 #[derive(Debug, Args)]
@@ -66,6 +67,10 @@ pub struct BenchArgs {
     /// a capsule (and keep a version of it) instead of creating one.
     #[arg(long)]
     replace: Option<u64>,
+    /// Also time capsule_append: a phase after the store phase in which each client appends a
+    /// line to the "Open questions" section of the capsules it stored, in turn.
+    #[arg(long, conflicts_with_all = ["search", "reasoning", "memory", "watch"])]
+    append: bool,
     /// Measure capsule_watch instead: --clients waiters follow one run while --clients
     /// writers store into it; the wake-up latency from commit to each waiter's answer.
     #[arg(long, conflicts_with_all = ["search", "reasoning", "memory"])]
@@ -96,6 +101,9 @@ struct Report {
     size_bytes: usize,
     workspace: String,
     store: OpReport,
+    /// The append phase (`--append`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    append: Option<OpReport>,
     fetch: OpReport,
     health: OpReport,
     store_health_ratio: f64,
@@ -346,14 +354,43 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
     let index_catch_up_s = index_catch_up(client, duration).await?;
 
     let stored = Arc::new(stored);
+    // Names stored by client `client_no`: `c<client_no>-<k>` for k below this.
+    let names_of = move |stored: &[u64], client_no: usize| {
+        replace
+            .map_or(stored[client_no], |r| stored[client_no].min(r))
+            .max(1)
+    };
+    let append = if args.append {
+        let (c, ws, stored) = (client.clone(), workspace.clone(), stored.clone());
+        let (report, _) = phase(args.clients, duration, move |client_no, n, _| {
+            let (c, ws) = (c.clone(), ws.clone());
+            let name = format!("c{client_no}-{}", n % names_of(&stored, client_no));
+            async move {
+                let req = AppendRequest {
+                    workspace: Some(ws),
+                    name: Some(name),
+                    section: Some("Open questions".into()),
+                    content: Some(format!("- appended note {n}")),
+                    ..Default::default()
+                };
+                c.capsules()
+                    .append(&req)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            }
+        })
+        .await;
+        Some(report)
+    } else {
+        None
+    };
+
     let (c, ws) = (client.clone(), workspace.clone());
     let (fetch, _) = phase(args.clients, duration, move |client_no, _, rng| {
         let (c, ws, stored) = (c.clone(), ws.clone(), stored.clone());
         let owner = (rng.next() as usize) % stored.len();
-        let count = replace
-            .map_or(stored[owner], |r| stored[owner].min(r))
-            .max(1);
-        let pick = rng.next() % count;
+        let pick = rng.next() % names_of(&stored, owner);
         let _ = client_no;
         async move {
             let req = FetchRequest {
@@ -393,6 +430,7 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
         fetch_health_ratio: ratio(fetch.throughput),
         workspace,
         store,
+        append,
         fetch,
         health,
         index_catch_up_s,
@@ -415,10 +453,14 @@ fn print_table(r: &Report) {
         "op", "ops", "ops/s", "p50 ms", "p99 ms", "errors"
     );
     for (name, op) in [
-        ("store", &r.store),
-        ("fetch", &r.fetch),
-        ("health", &r.health),
-    ] {
+        ("store", Some(&r.store)),
+        ("append", r.append.as_ref()),
+        ("fetch", Some(&r.fetch)),
+        ("health", Some(&r.health)),
+    ]
+    .into_iter()
+    .filter_map(|(name, op)| Some((name, op?)))
+    {
         println!(
             "{:<8} {:>10} {:>12.0} {:>9.3} {:>9.3} {:>8}",
             name, op.ops, op.throughput, op.p50_ms, op.p99_ms, op.errors

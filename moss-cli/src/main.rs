@@ -87,6 +87,7 @@ enum Command {
     ///   moss bench --memory --memories 100000 --clients 32 --duration 10
     ///   moss bench --watch --clients 32 --duration 10 --watch-rate 200
     ///   moss bench --replace 50 --clients 32 --duration 10   # stores overwrite, keep versions
+    ///   moss bench --append --replace 50 --duration 10       # then append to those capsules
     #[command(verbatim_doc_comment)]
     Bench(bench::BenchArgs),
     /// The reasoning memory: notes and trace, branches, the graph, think cards.

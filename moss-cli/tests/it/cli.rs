@@ -405,6 +405,43 @@ async fn bench_reports_figures_as_json() {
     assert!(r["index_catch_up_s"].as_f64().unwrap() >= 0.0, "{r}");
     let status = json(&moss(&d, &["daemon", "status"], None).await);
     assert_eq!(status["index_behind"], 0, "{status}");
+    assert!(
+        r.get("append").is_none(),
+        "no append phase unless asked: {r}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bench_times_appends_to_the_capsules_it_stored() {
+    let d = TestDaemon::start().await;
+    let args = [
+        "bench",
+        "--append",
+        "--replace",
+        "2",
+        "--clients",
+        "2",
+        "--duration",
+        "0.3",
+        "--size",
+        "1024",
+        "--workspace",
+        "bench-append",
+        "--json",
+    ];
+    let r = json(&moss(&d, &args, None).await);
+    assert!(r["append"]["ops"].as_u64().unwrap() > 0, "{r}");
+    assert_eq!(r["append"]["errors"], 0, "{r}");
+    let fetched = json(
+        &moss(
+            &d,
+            &["fetch", "--workspace", "bench-append", "--name", "c0-0"],
+            None,
+        )
+        .await,
+    );
+    let text = fetched["capsule_text"].as_str().unwrap();
+    assert!(text.contains("- appended note 0"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
