@@ -215,10 +215,11 @@ impl Capsules {
                     .with_details(e.0.details)
                 })?;
                 let t = now();
-                super::save_version(conn, &id, keep)?;
+                let versions = super::save_version(conn, &id, keep)?;
                 conn.prepare_cached(
                     "UPDATE capsules SET capsule_text = ?1, capsule_chars = ?2, tokens_estimate = ?3,
-                       updated_at = ?4, seq = ?5, revision = revision + 1 WHERE id = ?6",
+                       updated_at = ?4, seq = ?5, versions_json = coalesce(?7, versions_json),
+                       revision = revision + 1 WHERE id = ?6",
                 )?
                 .execute(params![
                     new_text,
@@ -226,7 +227,8 @@ impl Capsules {
                     tokenizer.count_with(&new_text, pre.as_ref()),
                     t,
                     conn.next_seq(),
-                    id
+                    id,
+                    versions.into_value()
                 ])?;
                 conn.capsules_changed();
                 Ok(AppendResponse {

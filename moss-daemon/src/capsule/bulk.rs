@@ -70,18 +70,21 @@ fn update_each(
 ) -> Result<()> {
     let n = values.len();
     let sql = format!(
-        "UPDATE capsules SET {assignments}, updated_at = ?{}, seq = ?{}, revision = revision + 1
+        "UPDATE capsules SET {assignments}, updated_at = ?{}, seq = ?{},
+           versions_json = coalesce(?{}, versions_json), revision = revision + 1
          WHERE id = ?{}",
         n + 1,
         n + 2,
-        n + 3
+        n + 3,
+        n + 4
     );
     let mut stmt = conn.prepare(&sql)?;
     for id in ids {
-        super::save_version(conn, id, keep)?;
+        let versions = super::save_version(conn, id, keep)?;
         let mut params = values.to_vec();
         params.push(Value::Integer(t));
         params.push(Value::Integer(conn.next_seq()));
+        params.push(versions.into_value());
         params.push(Value::Text(id.clone()));
         stmt.execute(rusqlite::params_from_iter(params.iter()))?;
     }

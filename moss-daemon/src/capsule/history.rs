@@ -270,7 +270,15 @@ impl Capsules {
                     updated_at: t,
                     deleted_at: None,
                 };
-                write_row(conn, RowWrite::Insert, &id, &c, &times, conn.next_seq())?;
+                write_row(
+                    conn,
+                    RowWrite::Insert,
+                    &id,
+                    &c,
+                    &times,
+                    conn.next_seq(),
+                    None,
+                )?;
                 conn.capsules_changed();
                 Ok(CapsuleHandle {
                     fetch_key: query::fetch_key(
@@ -385,9 +393,16 @@ fn walk_down(
     Ok(out)
 }
 
-/// Columns of a version row, in [`version_into`]'s order.
-const VERSION_COLS: &str = "revision, title, capsule_text, capsule_chars, tokens_estimate, \
-     tags_json, source, run_id, phase, role, based_on_json, updated_at, evidence_json";
+/// The versions of capsule `?1` that are visible, in [`version_into`]'s column order, with `j.key`
+/// their place in its list (0 the newest): the first `?2` vids its `versions_json` names, each
+/// only if it is still that capsule's, so that a damaged list hides versions rather than show
+/// another capsule's. Callers add a condition on `v` or an order.
+const KEPT_VERSIONS: &str = "SELECT v.revision, v.title, v.capsule_text, v.capsule_chars, \
+     v.tokens_estimate, v.tags_json, v.source, v.run_id, v.phase, v.role, v.based_on_json, \
+     v.updated_at, v.evidence_json \
+     FROM (SELECT key, value FROM json_each((SELECT versions_json FROM capsules WHERE id = ?1)) \
+           ORDER BY key LIMIT ?2) j \
+     JOIN capsule_versions v ON v.vid = j.value WHERE v.capsule_id = ?1";
 
 /// `current` as it was at the version row `r`.
 fn version_into(
@@ -456,35 +471,26 @@ pub(crate) fn fetch_at(
     let row = if v < -keep {
         None
     } else if v < 0 {
-        conn.prepare_cached(&format!(
-            "SELECT {VERSION_COLS} FROM capsule_versions WHERE capsule_id = ?1
-             ORDER BY revision DESC LIMIT 1 OFFSET ?2"
-        ))?
-        .query_row(params![id, -v - 1], |r| {
-            version_into(current.clone(), r, include_text, evidence)
-        })
-        .optional()?
+        conn.prepare_cached(&format!("{KEPT_VERSIONS} ORDER BY j.key LIMIT 1 OFFSET ?3"))?
+            .query_row(params![id, keep, -v - 1], |r| {
+                version_into(current.clone(), r, include_text, evidence)
+            })
+            .optional()?
     } else {
-        conn.prepare_cached(&format!(
-            "SELECT {VERSION_COLS} FROM (
-               SELECT * FROM capsule_versions WHERE capsule_id = ?1
-               ORDER BY revision DESC LIMIT ?3)
-             WHERE revision = ?2"
-        ))?
-        .query_row(params![id, v, keep], |r| {
-            version_into(current.clone(), r, include_text, evidence)
-        })
-        .optional()?
+        conn.prepare_cached(&format!("{KEPT_VERSIONS} AND v.revision = ?3"))?
+            .query_row(params![id, keep, v], |r| {
+                version_into(current.clone(), r, include_text, evidence)
+            })
+            .optional()?
     };
     row.ok_or_else(|| {
         let kept: i64 = conn
             .query_row(
-                "SELECT count(*) FROM capsule_versions WHERE capsule_id = ?1",
-                [&id],
+                &format!("SELECT count(*) FROM ({KEPT_VERSIONS})"),
+                params![id, keep],
                 |r| r.get::<_, i64>(0),
             )
-            .unwrap_or(0)
-            .min(keep);
+            .unwrap_or(0);
         Error::not_found(format!(
             "capsule {} has no version {v}: it is at revision {} and {kept} earlier \
              revision(s) are kept (capsule_versions lists them)",
@@ -593,21 +599,17 @@ impl Capsules {
                     return Err(not_found(conn, &addr, Wanted::Read));
                 };
                 let mut versions: Vec<CapsuleVersion> = conn
-                    .prepare_cached(
-                        "SELECT revision, updated_at, capsule_chars, title, run_id, phase, role
-                         FROM capsule_versions WHERE capsule_id = ?1 ORDER BY revision DESC
-                         LIMIT ?2",
-                    )?
+                    .prepare_cached(&format!("{KEPT_VERSIONS} ORDER BY j.key"))?
                     .query_map(params![c.id, keep], |r| {
                         Ok(CapsuleVersion {
                             revision: r.get(0)?,
                             version: 0,
-                            updated_at: r.get(1)?,
-                            capsule_chars: r.get(2)?,
-                            title: r.get(3)?,
-                            run_id: r.get(4)?,
-                            phase: r.get(5)?,
-                            role: r.get(6)?,
+                            updated_at: r.get(11)?,
+                            capsule_chars: r.get(3)?,
+                            title: r.get(1)?,
+                            run_id: r.get(7)?,
+                            phase: r.get(8)?,
+                            role: r.get(9)?,
                         })
                     })?
                     .collect::<rusqlite::Result<_>>()?;

@@ -505,10 +505,19 @@ fn apply(
         }
     };
     // An error from here fails the whole import: its counts are never seen.
-    if how == RowWrite::Overwrite {
-        super::save_version(conn, &id, keep)?;
-    }
-    write_row(conn, how, &id, &capsule, &r.times, conn.next_seq())?;
+    let versions = match how {
+        RowWrite::Overwrite => Some(super::save_version(conn, &id, keep)?),
+        RowWrite::Insert => None,
+    };
+    write_row(
+        conn,
+        how,
+        &id,
+        &capsule,
+        &r.times,
+        conn.next_seq(),
+        versions.as_ref().and_then(|v| v.json()),
+    )?;
     out.imported += 1;
     Ok(())
 }

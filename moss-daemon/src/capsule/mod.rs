@@ -101,48 +101,60 @@ pub(crate) enum RowWrite {
 
 impl RowWrite {
     /// The statement, with `?1` the id, then the columns in table order, `?18` the sequence
-    /// number, `?19` the lineage.
+    /// number, `?19` the lineage, `?20` the list of versions kept when [`save_version`] gave
+    /// one (an overwrite without one leaves the list as it is).
     fn sql(self) -> &'static str {
         match self {
             RowWrite::Insert => {
                 "INSERT INTO capsules (id, workspace_raw, workspace_norm, name_raw, name_norm,
                    title, capsule_text, capsule_chars, tokens_estimate, tags_json, source, run_id,
-                   phase, role, created_at, updated_at, deleted_at, seq, based_on_json)
+                   phase, role, created_at, updated_at, deleted_at, seq, based_on_json,
+                   versions_json)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                   ?17, ?18, ?19)"
+                   ?17, ?18, ?19, ?20)"
             }
             RowWrite::Overwrite => {
                 "UPDATE capsules SET workspace_raw = ?2, workspace_norm = ?3, name_raw = ?4,
                    name_norm = ?5, title = ?6, capsule_text = ?7, capsule_chars = ?8,
                    tokens_estimate = ?9, tags_json = ?10, source = ?11, run_id = ?12,
                    phase = ?13, role = ?14, created_at = ?15, updated_at = ?16,
-                   deleted_at = ?17, seq = ?18, based_on_json = ?19, revision = revision + 1
+                   deleted_at = ?17, seq = ?18, based_on_json = ?19,
+                   versions_json = coalesce(?20, versions_json), revision = revision + 1
                  WHERE id = ?1"
             }
         }
     }
 }
 
-/// Keeps capsule `id` as it is now among its versions (before a change), then drops all but
-/// its newest `keep` versions. Nothing when `keep` is 0. Soft deletes and restores keep no
+/// Keeps capsule `id` as it is now among its versions (before a change) and returns its new
+/// list of versions, which the caller's write of the change puts in `versions_json`. `None`
+/// (nothing kept, the list left as it is) when `keep` is 0. Soft deletes and restores keep no
 /// version: they change no content.
-pub(crate) fn save_version(conn: &Connection, id: &str, keep: u32) -> rusqlite::Result<()> {
+///
+/// The version is appended to the log (`capsule_versions` under a fresh `vid`, on the table's
+/// last page) and put first in the list, newest first, at most `keep` long: the list is the
+/// index, and no index by capsule is kept. The versions that fall off the list are queued in
+/// `capsule_versions_dead` and deleted [`SWEEP_EVERY`] at a time, in vid order: versions
+/// dropped together were mostly written together, so the sweep empties whole pages of the log
+/// instead of rewriting each page at every commit that drops one of its rows.
+pub(crate) fn save_version(conn: &Connection, id: &str, keep: u32) -> rusqlite::Result<Kept> {
     if keep == 0 {
-        return Ok(());
+        return Ok(Kept(None));
     }
-    let (text, evidence) = conn
+    let (text, evidence, list) = conn
         .prepare_cached(
-            "SELECT c.capsule_text, e.evidence_json FROM capsules c
+            "SELECT c.capsule_text, e.evidence_json, c.versions_json FROM capsules c
              LEFT JOIN capsule_evidence e ON e.capsule_id = c.id WHERE c.id = ?1",
         )?
         .query_row([id], |r| {
             Ok((
                 pack_text(r.get_ref(0)?.as_str()?),
                 r.get_ref(1)?.as_str_or_null()?.map(pack_text),
+                version_list(r.get_ref(2)?.as_str_or_null()?),
             ))
         })?;
     conn.prepare_cached(
-        "INSERT OR REPLACE INTO capsule_versions(capsule_id, revision, title, capsule_text,
+        "INSERT INTO capsule_versions(capsule_id, revision, title, capsule_text,
            capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role,
            based_on_json, updated_at, evidence_json)
          SELECT id, revision, title, ?2, capsule_chars, tokens_estimate, tags_json,
@@ -150,14 +162,73 @@ pub(crate) fn save_version(conn: &Connection, id: &str, keep: u32) -> rusqlite::
          FROM capsules WHERE id = ?1",
     )?
     .execute(params![id, text, evidence])?;
-    conn.prepare_cached(
-        "DELETE FROM capsule_versions WHERE capsule_id = ?1 AND revision < (
-           SELECT min(revision) FROM (
-             SELECT revision FROM capsule_versions WHERE capsule_id = ?1
-             ORDER BY revision DESC LIMIT ?2))",
-    )?
-    .execute(params![id, keep])?;
-    Ok(())
+    let vid = conn.last_insert_rowid();
+    let kept = list.len().min(keep as usize - 1);
+    if kept < list.len() {
+        let mut queue = conn
+            .prepare_cached("INSERT INTO capsule_versions_dead(vid, capsule_id) VALUES (?1, ?2)")?;
+        for old in &list[kept..] {
+            queue.execute(params![old, id])?;
+        }
+        if conn.last_insert_rowid() >= SWEEP_EVERY {
+            sweep_versions(conn)?;
+        }
+    }
+    let mut json = String::with_capacity(8 * (kept + 1) + 2);
+    json.push('[');
+    for (i, v) in std::iter::once(&vid).chain(&list[..kept]).enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        json.push_str(&v.to_string());
+    }
+    json.push(']');
+    Ok(Kept(Some(json)))
+}
+
+/// A capsule's new list of kept versions from [`save_version`], for the statement that writes
+/// the change to put in `versions_json`. A version left out of every list would never be read
+/// nor swept: dropping this is a warning.
+#[must_use = "write the list into versions_json with the change"]
+pub(crate) struct Kept(Option<String>);
+
+impl Kept {
+    /// The list as JSON, `None` when nothing was kept (the stored list stays as it is).
+    pub(crate) fn json(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+
+    /// The list as a value for `coalesce(?, versions_json)`.
+    pub(crate) fn into_value(self) -> rusqlite::types::Value {
+        self.0
+            .map_or(rusqlite::types::Value::Null, rusqlite::types::Value::Text)
+    }
+}
+
+/// How many dropped versions wait in `capsule_versions_dead` before they are deleted.
+const SWEEP_EVERY: i64 = 256;
+
+/// Deletes the versions queued in `capsule_versions_dead`, each only if it is still the
+/// capsule's that dropped it (a damaged list never takes another capsule's version), and
+/// empties the queue.
+pub(crate) fn sweep_versions(conn: &Connection) -> rusqlite::Result<usize> {
+    let n = conn
+        .prepare_cached(
+            "DELETE FROM capsule_versions WHERE vid IN (
+               SELECT d.vid FROM capsule_versions_dead d JOIN capsule_versions v
+                 ON v.vid = d.vid AND v.capsule_id = d.capsule_id)",
+        )?
+        .execute([])?;
+    conn.prepare_cached("DELETE FROM capsule_versions_dead")?
+        .execute([])?;
+    Ok(n)
+}
+
+/// A capsule's `versions_json`: the vids of its kept versions, newest first. A list that does
+/// not parse reads as empty: its versions are then hidden, never another capsule's shown.
+fn version_list(json: Option<&str>) -> Vec<i64> {
+    json.and_then(|j| serde_json::from_str(j).ok())
+        .unwrap_or_default()
 }
 
 /// The first byte of a packed version text: an LZ4 block, its length prepended.
@@ -226,6 +297,7 @@ pub(crate) fn write_row(
     c: &NewCapsule,
     times: &Times,
     seq: i64,
+    versions: Option<&str>,
 ) -> rusqlite::Result<()> {
     let (name_raw, name_norm) = match &c.name {
         Some((r, n)) => (Some(r.as_str()), Some(n.as_str())),
@@ -250,7 +322,8 @@ pub(crate) fn write_row(
         times.updated_at,
         times.deleted_at,
         seq,
-        c.based_on_json
+        c.based_on_json,
+        versions
     ])?;
     // A new row has no evidence to remove: only write some if it comes with it.
     if c.evidence_json.is_some() || matches!(how, RowWrite::Overwrite) {
@@ -477,13 +550,18 @@ impl Capsules {
                 };
                 guard.check(&row, &addr)?;
                 let id = row.id;
-                save_version(conn, &id, keep)?;
+                let versions = save_version(conn, &id, keep)?;
                 let mut params: Vec<rusqlite::types::Value> = Vec::new();
                 let mut assignments = Vec::new();
                 for (col, val) in sets {
                     params.push(val);
                     assignments.push(format!("{col} = ?{}", params.len()));
                 }
+                params.push(versions.into_value());
+                assignments.push(format!(
+                    "versions_json = coalesce(?{}, versions_json)",
+                    params.len()
+                ));
                 params.push(V::Integer(now()));
                 assignments.push(format!("updated_at = ?{}", params.len()));
                 params.push(V::Integer(conn.next_seq()));
@@ -851,7 +929,7 @@ fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Resu
             updated_at: t,
             deleted_at: None,
         };
-        write_row(conn, RowWrite::Insert, &id, &c, &times, seq)?;
+        write_row(conn, RowWrite::Insert, &id, &c, &times, seq, None)?;
         Ok(id)
     };
     let (id, revision) = match mode {
@@ -877,8 +955,16 @@ fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Resu
                     updated_at: t,
                     deleted_at: None,
                 };
-                save_version(conn, &holder.id, keep)?;
-                write_row(conn, RowWrite::Overwrite, &holder.id, &c, &times, seq)?;
+                let versions = save_version(conn, &holder.id, keep)?;
+                write_row(
+                    conn,
+                    RowWrite::Overwrite,
+                    &holder.id,
+                    &c,
+                    &times,
+                    seq,
+                    versions.json(),
+                )?;
                 (holder.id, holder.revision + 1)
             }
             None => (insert(conn)?, 1),
@@ -927,7 +1013,7 @@ pub(crate) fn name_taken(c: &NewCapsule, id: String) -> Error {
 mod tests {
     use rusqlite::types::ValueRef;
 
-    use super::{pack_text, unpack_text};
+    use super::{SWEEP_EVERY, pack_text, save_version, sweep_versions, unpack_text};
 
     #[test]
     fn version_texts_pack_and_unpack() {
@@ -945,6 +1031,106 @@ mod tests {
         assert_eq!(unpack(ValueRef::Blob(&empty)).unwrap(), "");
         // Versions written before texts were packed are TEXT.
         assert_eq!(unpack(ValueRef::Text(b"as it was")).unwrap(), "as it was");
+    }
+
+    /// `(revision, text)` of each version kept of capsule `id`, newest first, from its list;
+    /// and how many version rows the log holds for it.
+    fn kept(conn: &rusqlite::Connection, id: &str) -> (Vec<(i64, String)>, i64) {
+        let listed = conn
+            .prepare(
+                "SELECT v.revision, v.capsule_text FROM capsules c, json_each(c.versions_json) j
+                 JOIN capsule_versions v ON v.vid = j.value WHERE c.id = ?1 ORDER BY j.key",
+            )
+            .unwrap()
+            .query_map([id], |r| {
+                Ok((r.get(0)?, unpack_text(r.get_ref(1)?, 1, "capsule_text")?))
+            })
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let rows = conn
+            .query_row(
+                "SELECT count(*) FROM capsule_versions WHERE capsule_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap();
+        (listed, rows)
+    }
+
+    #[test]
+    fn versions_go_to_the_log_and_the_oldest_fall_off_it() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        crate::store::migrations::migrate(&mut conn).unwrap();
+        for id in ["a", "b"] {
+            conn.execute(
+                "INSERT INTO capsules(id, workspace_raw, workspace_norm, name_raw, name_norm,
+                   capsule_text, capsule_chars, tokens_estimate, created_at, updated_at, seq)
+                 VALUES (?1, 'w', 'w', ?1, ?1, 'r1', 2, 1, 1, 1, 1)",
+                [id],
+            )
+            .unwrap();
+        }
+        let change = |conn: &rusqlite::Connection, id: &str, keep: u32| {
+            let list = save_version(conn, id, keep).unwrap().into_value();
+            conn.execute(
+                "UPDATE capsules SET revision = revision + 1, capsule_text = 'r' || (revision + 1),
+                   versions_json = coalesce(?2, versions_json) WHERE id = ?1",
+                rusqlite::params![id, list],
+            )
+            .unwrap();
+        };
+        let queued = |conn: &rusqlite::Connection| -> i64 {
+            conn.query_row("SELECT count(*) FROM capsule_versions_dead", [], |r| {
+                r.get(0)
+            })
+            .unwrap()
+        };
+        for _ in 0..5 {
+            change(&conn, "a", 3);
+            change(&conn, "b", 3);
+        }
+        let rev = |r: i64| (r, format!("r{r}"));
+        // Two versions of each fell off their list; they wait to be swept.
+        assert_eq!(kept(&conn, "a"), (vec![rev(5), rev(4), rev(3)], 5));
+        assert_eq!(kept(&conn, "b"), (vec![rev(5), rev(4), rev(3)], 5));
+        assert_eq!(queued(&conn), 4);
+        assert_eq!(sweep_versions(&conn).unwrap(), 4);
+        assert_eq!(queued(&conn), 0);
+        assert_eq!(kept(&conn, "a"), (vec![rev(5), rev(4), rev(3)], 3));
+        assert_eq!(kept(&conn, "b").1, 3);
+        // Keeping fewer drops every version beyond the new count at the next change.
+        change(&conn, "a", 1);
+        assert_eq!(kept(&conn, "a").0, vec![rev(6)]);
+        sweep_versions(&conn).unwrap();
+        assert_eq!(kept(&conn, "a"), (vec![rev(6)], 1));
+        assert_eq!(kept(&conn, "b").1, 3, "b's versions are b's alone");
+        // Keeping none saves nothing and leaves what is kept alone.
+        change(&conn, "a", 0);
+        assert_eq!(kept(&conn, "a"), (vec![rev(6)], 1));
+        // A damaged list hides versions; it never deletes or shows another capsule's.
+        conn.execute(
+            "UPDATE capsules SET versions_json = (SELECT versions_json FROM capsules
+               WHERE id = 'b') WHERE id = 'a'",
+            [],
+        )
+        .unwrap();
+        change(&conn, "a", 1);
+        sweep_versions(&conn).unwrap();
+        assert_eq!(
+            kept(&conn, "b").1,
+            3,
+            "a's list naming b's versions took none"
+        );
+        assert_eq!(kept(&conn, "a").0, vec![rev(8)]);
+        // The queue never holds more than a sweep's worth: the log stays bounded.
+        for _ in 0..(3 * SWEEP_EVERY) {
+            change(&conn, "b", 3);
+            assert!(queued(&conn) < SWEEP_EVERY);
+        }
+        let (listed, rows) = kept(&conn, "b");
+        assert_eq!(listed.len(), 3);
+        assert!(rows < 3 + SWEEP_EVERY, "{rows}");
     }
 
     #[test]

@@ -399,6 +399,58 @@ pub const MIGRATIONS: &[&str] = &[
     END;
     ALTER TABLE capsule_versions ADD COLUMN evidence_json BLOB;
     "#,
+    // 11: versions as a log. A version is appended under a fresh `vid` (the table's tail, never
+    // a page chosen by capsule) and its capsule's row lists the vids it keeps, newest first
+    // (`versions_json`), so that keeping one more and dropping the oldest needs no index on
+    // `(capsule_id, revision)`. Versions dropped from a list wait in `capsule_versions_dead`
+    // to be deleted together. Existing versions keep their order; purging a capsule takes the
+    // versions its list names.
+    r#"
+    ALTER TABLE capsules ADD COLUMN versions_json TEXT;
+    CREATE TABLE capsule_versions_log (
+      vid             INTEGER PRIMARY KEY,
+      capsule_id      TEXT NOT NULL,
+      revision        INTEGER NOT NULL,
+      title           TEXT,
+      capsule_text    BLOB NOT NULL,
+      capsule_chars   INTEGER NOT NULL,
+      tokens_estimate INTEGER NOT NULL,
+      tags_json       TEXT,
+      source          TEXT,
+      run_id          TEXT,
+      phase           TEXT,
+      role            TEXT,
+      based_on_json   TEXT,
+      updated_at      INTEGER NOT NULL,
+      evidence_json   BLOB
+    );
+    INSERT INTO capsule_versions_log(capsule_id, revision, title, capsule_text, capsule_chars,
+      tokens_estimate, tags_json, source, run_id, phase, role, based_on_json, updated_at,
+      evidence_json)
+    SELECT v.capsule_id, v.revision, v.title, v.capsule_text, v.capsule_chars,
+      v.tokens_estimate, v.tags_json, v.source, v.run_id, v.phase, v.role, v.based_on_json,
+      v.updated_at, v.evidence_json
+    FROM capsule_versions v JOIN capsules c ON c.id = v.capsule_id
+    ORDER BY v.capsule_id, v.revision;
+    UPDATE capsules SET versions_json = (
+      SELECT json_group_array(vid ORDER BY revision DESC) FROM capsule_versions_log l
+      WHERE l.capsule_id = capsules.id)
+    WHERE id IN (SELECT capsule_id FROM capsule_versions_log);
+    DROP TRIGGER capsule_versions_purge;
+    DROP TABLE capsule_versions;
+    ALTER TABLE capsule_versions_log RENAME TO capsule_versions;
+    CREATE TABLE capsule_versions_dead (
+      n          INTEGER PRIMARY KEY,
+      vid        INTEGER NOT NULL,
+      capsule_id TEXT NOT NULL
+    );
+    CREATE TRIGGER capsule_versions_purge AFTER DELETE ON capsules
+    WHEN old.versions_json IS NOT NULL BEGIN
+      DELETE FROM capsule_versions
+      WHERE vid IN (SELECT value FROM json_each(old.versions_json))
+        AND capsule_id = old.id;
+    END;
+    "#,
 ];
 
 /// Brings the database up to the latest schema. Refuses a database newer than this build.
@@ -488,6 +540,12 @@ mod tests {
                 [id],
             )
             .unwrap();
+            conn.execute(
+                "UPDATE capsules SET versions_json = json_array(last_insert_rowid())
+                 WHERE id = ?1",
+                [id],
+            )
+            .unwrap();
         }
         conn.execute("DELETE FROM capsules WHERE id = 'a'", [])
             .unwrap();
@@ -501,6 +559,89 @@ mod tests {
                 .unwrap();
             assert_eq!(left, ["b"], "{table}");
         }
+    }
+
+    #[test]
+    fn a_version_10_database_keeps_its_capsule_versions_in_order_in_the_log() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..10] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 10).unwrap();
+        conn.execute_batch(
+            "INSERT INTO capsules(id, workspace_raw, workspace_norm, capsule_text, capsule_chars,
+               tokens_estimate, created_at, updated_at, seq, revision)
+             VALUES ('a', 'w', 'w', 'a now', 5, 2, 1, 9, 1, 4),
+                    ('b', 'w', 'w', 'b now', 5, 2, 1, 9, 2, 2),
+                    ('c', 'w', 'w', 'c now', 5, 2, 1, 9, 3, 1);
+             INSERT INTO capsule_versions(capsule_id, revision, capsule_text, capsule_chars,
+               tokens_estimate, updated_at, evidence_json)
+             VALUES ('b', 1, 'b one', 5, 2, 1, NULL),
+                    ('a', 3, 'a three', 7, 2, 3, x'01'),
+                    ('a', 1, 'a one', 5, 2, 1, NULL),
+                    ('a', 2, 'a two', 5, 2, 2, NULL),
+                    ('gone', 1, 'purged before', 13, 2, 1, NULL);",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), MIGRATIONS.len() as u32);
+        let newest_first = |id: &str| -> Vec<(i64, String)> {
+            conn.prepare(
+                "SELECT v.revision, CAST(v.capsule_text AS TEXT)
+                 FROM capsules c, json_each(c.versions_json) j
+                 JOIN capsule_versions v ON v.vid = j.value
+                 WHERE c.id = ?1 ORDER BY j.key",
+            )
+            .unwrap()
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+        };
+        let a = newest_first("a");
+        assert_eq!(
+            a,
+            [
+                (3, "a three".into()),
+                (2, "a two".into()),
+                (1, "a one".into())
+            ]
+        );
+        assert_eq!(newest_first("b"), [(1, "b one".into())]);
+        let c: Option<String> = conn
+            .query_row(
+                "SELECT versions_json FROM capsules WHERE id = 'c'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(c, None, "a capsule without versions has no list");
+        let (rows, evidence): (i64, Vec<u8>) = conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM capsule_versions), evidence_json
+                 FROM capsule_versions WHERE revision = 3",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            rows, 4,
+            "versions of a capsule already purged are not carried"
+        );
+        assert_eq!(evidence, [1]);
+        let index: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'idx_capsule_versions'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(index, 0, "the list is the index");
+        conn.execute("DELETE FROM capsules WHERE id = 'a'", [])
+            .unwrap();
+        let left: i64 = conn
+            .query_row("SELECT count(*) FROM capsule_versions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 1, "purging a takes its three versions, not b's");
     }
 
     #[test]
