@@ -393,15 +393,18 @@ fn walk_down(
     Ok(out)
 }
 
-/// The versions of capsule `?1` that are visible, in [`version_into`]'s column order, with `j.key`
-/// their place in its list (0 the newest): the first `?2` vids its `versions_json` names, each
-/// only if it is still that capsule's, so that a damaged list hides versions rather than show
-/// another capsule's. Callers add a condition on `v` or an order.
-const KEPT_VERSIONS: &str = "SELECT v.revision, v.title, v.capsule_text, v.capsule_chars, \
+/// Columns of a version row `v`, in [`version_into`]'s order.
+const VERSION_COLS: &str = "v.revision, v.title, v.capsule_text, v.capsule_chars, \
      v.tokens_estimate, v.tags_json, v.source, v.run_id, v.phase, v.role, v.based_on_json, \
-     v.updated_at, v.evidence_json \
-     FROM (SELECT key, value FROM json_each((SELECT versions_json FROM capsules WHERE id = ?1)) \
-           ORDER BY key LIMIT ?2) j \
+     v.updated_at, v.evidence_json";
+
+/// The versions of capsule `?1` that are visible, as rows `v` with `j.key` their place in its
+/// list (0 the newest): the first `?2` vids its `versions_json` names, each only if it is still
+/// that capsule's, so that a damaged list hides versions rather than show another capsule's.
+/// Callers select from it and add a condition on `v` or an order.
+const KEPT_VERSIONS: &str = "FROM (SELECT key, value \
+       FROM json_each((SELECT versions_json FROM capsules WHERE id = ?1)) \
+       ORDER BY key LIMIT ?2) j \
      JOIN capsule_versions v ON v.vid = j.value WHERE v.capsule_id = ?1";
 
 /// `current` as it was at the version row `r`.
@@ -471,22 +474,26 @@ pub(crate) fn fetch_at(
     let row = if v < -keep {
         None
     } else if v < 0 {
-        conn.prepare_cached(&format!("{KEPT_VERSIONS} ORDER BY j.key LIMIT 1 OFFSET ?3"))?
-            .query_row(params![id, keep, -v - 1], |r| {
-                version_into(current.clone(), r, include_text, evidence)
-            })
-            .optional()?
+        conn.prepare_cached(&format!(
+            "SELECT {VERSION_COLS} {KEPT_VERSIONS} ORDER BY j.key LIMIT 1 OFFSET ?3"
+        ))?
+        .query_row(params![id, keep, -v - 1], |r| {
+            version_into(current.clone(), r, include_text, evidence)
+        })
+        .optional()?
     } else {
-        conn.prepare_cached(&format!("{KEPT_VERSIONS} AND v.revision = ?3"))?
-            .query_row(params![id, keep, v], |r| {
-                version_into(current.clone(), r, include_text, evidence)
-            })
-            .optional()?
+        conn.prepare_cached(&format!(
+            "SELECT {VERSION_COLS} {KEPT_VERSIONS} AND v.revision = ?3"
+        ))?
+        .query_row(params![id, keep, v], |r| {
+            version_into(current.clone(), r, include_text, evidence)
+        })
+        .optional()?
     };
     row.ok_or_else(|| {
         let kept: i64 = conn
             .query_row(
-                &format!("SELECT count(*) FROM ({KEPT_VERSIONS})"),
+                &format!("SELECT count(*) {KEPT_VERSIONS}"),
                 params![id, keep],
                 |r| r.get::<_, i64>(0),
             )
@@ -599,17 +606,20 @@ impl Capsules {
                     return Err(not_found(conn, &addr, Wanted::Read));
                 };
                 let mut versions: Vec<CapsuleVersion> = conn
-                    .prepare_cached(&format!("{KEPT_VERSIONS} ORDER BY j.key"))?
+                    .prepare_cached(&format!(
+                        "SELECT v.revision, v.updated_at, v.capsule_chars, v.title, v.run_id,
+                           v.phase, v.role {KEPT_VERSIONS} ORDER BY j.key"
+                    ))?
                     .query_map(params![c.id, keep], |r| {
                         Ok(CapsuleVersion {
                             revision: r.get(0)?,
                             version: 0,
-                            updated_at: r.get(11)?,
-                            capsule_chars: r.get(3)?,
-                            title: r.get(1)?,
-                            run_id: r.get(7)?,
-                            phase: r.get(8)?,
-                            role: r.get(9)?,
+                            updated_at: r.get(1)?,
+                            capsule_chars: r.get(2)?,
+                            title: r.get(3)?,
+                            run_id: r.get(4)?,
+                            phase: r.get(5)?,
+                            role: r.get(6)?,
                         })
                     })?
                     .collect::<rusqlite::Result<_>>()?;

@@ -506,8 +506,8 @@ fn apply(
     };
     // An error from here fails the whole import: its counts are never seen.
     let versions = match how {
-        RowWrite::Overwrite => Some(super::save_version(conn, &id, keep)?),
-        RowWrite::Insert => None,
+        RowWrite::Overwrite => super::save_version(conn, &id, keep)?,
+        RowWrite::Insert => super::Kept(None),
     };
     write_row(
         conn,
@@ -516,7 +516,7 @@ fn apply(
         &capsule,
         &r.times,
         conn.next_seq(),
-        versions.as_ref().and_then(|v| v.json()),
+        versions.json(),
     )?;
     out.imported += 1;
     Ok(())

@@ -170,20 +170,17 @@ pub(crate) fn save_version(conn: &Connection, id: &str, keep: u32) -> rusqlite::
         for old in &list[kept..] {
             queue.execute(params![old, id])?;
         }
+        // The queue's keys start again at 1 once it is emptied: the last one is its length.
         if conn.last_insert_rowid() >= SWEEP_EVERY {
             sweep_versions(conn)?;
         }
     }
-    let mut json = String::with_capacity(8 * (kept + 1) + 2);
-    json.push('[');
-    for (i, v) in std::iter::once(&vid).chain(&list[..kept]).enumerate() {
-        if i > 0 {
-            json.push(',');
-        }
-        json.push_str(&v.to_string());
-    }
-    json.push(']');
-    Ok(Kept(Some(json)))
+    let mut new = Vec::with_capacity(kept + 1);
+    new.push(vid);
+    new.extend_from_slice(&list[..kept]);
+    Ok(Kept(Some(
+        serde_json::to_string(&new).expect("a list of integers serializes"),
+    )))
 }
 
 /// A capsule's new list of kept versions from [`save_version`], for the statement that writes
