@@ -340,24 +340,57 @@ ops!(
     Render => "/render",
     /// The Lua sources (home and project) and how their last run went.
     ///
+    /// The project is the one the working directory is in (the nearest directory up with a
+    /// `.moss/` or `.git`), unless root= names another.
+    ///
     /// Example:
-    ///   moss mem sources root="$PWD"
+    ///   moss mem sources
     Sources => "/sources",
-    /// Run the Lua sources again (all, or name=git.lua).
+    /// Run the Lua sources again (all, or name=git.lua), for the working directory's project
+    /// unless root= names another.
     ///
-    /// Example:
-    ///   moss mem sources-run root="$PWD" name=git.lua
+    /// Examples:
+    ///   moss mem sources-run
+    ///   moss mem sources-run root=/path/to/project name=git.lua
     SourcesRun => "/sources/run",
-    /// Send an event to the sources' handlers.
+    /// Send an event to the handlers of the working directory's project (or root=…).
     ///
     /// Example:
-    ///   moss mem event event=file_opened data:='{"file":"src/auth.py"}' session=editor-1 root="$PWD"
+    ///   moss mem event event=file_opened data:='{"file":"src/auth.py"}' session=editor-1
     Event => "/events",
 ]);
 
-async fn send(client: &Client, path: &str, req: Value, format: Format) -> anyhow::Result<()> {
+async fn send(client: &Client, path: &str, mut req: Value, format: Format) -> anyhow::Result<()> {
+    if PROJECT_OPS.contains(&path)
+        && let Value::Object(obj) = &mut req
+        && !obj.contains_key("root")
+        && let Some(root) = project_root()
+    {
+        obj.insert("root".into(), Value::String(root.display().to_string()));
+    }
     let resp: Value = client.post(path, &req).await?;
     print(&resp, format)
+}
+
+/// The memory operations on a project's Lua sources: without `root=`, they act on the project
+/// the working directory is in.
+const PROJECT_OPS: [&str; 3] = [
+    "/memories/sources",
+    "/memories/sources/run",
+    "/memories/events",
+];
+
+/// The project the working directory is in: the nearest directory up from it that holds a
+/// `.moss/` (other than the Moss home itself) or a `.git`; else the working directory.
+fn project_root() -> Option<std::path::PathBuf> {
+    let cwd = std::env::current_dir().ok()?.canonicalize().ok()?;
+    let home = crate::connect::moss_home().and_then(|h| h.canonicalize().ok());
+    let found = cwd.ancestors().find(|dir| {
+        let moss = dir.join(".moss");
+        (moss.is_dir() && home.as_deref() != moss.canonicalize().ok().as_deref())
+            || dir.join(".git").exists()
+    });
+    Some(found.unwrap_or(&cwd).to_path_buf())
 }
 
 #[cfg(test)]

@@ -441,4 +441,8 @@ pub struct MemoryEventResponse {
     pub stored: i64,
     /// Handlers that failed, with file and line.
     pub errors: Vec<String>,
+    /// When no handler ran: which sources are loaded for the workspace and root, and why none
+    /// handled the event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }

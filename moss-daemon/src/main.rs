@@ -27,6 +27,14 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
+    // A Lua source's runner process (see moss_daemon::associative::runner): no logging, no
+    // arguments, no runtime.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == moss_daemon::associative::runner::RUNNER_FLAG)
+    {
+        return moss_daemon::associative::runner::runner_main();
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env("MOSS_LOG")

@@ -150,22 +150,19 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         .with_context(|| format!("cannot listen on {}", opts.addr))?;
     let addr = listener.local_addr()?;
     let shutdown = Shutdown::new();
-    let memories = Memories::new(store.clone(), config.clone(), opts.home.dir.clone());
+    let memories = Memories::new(store.clone(), config.clone(), opts.home.dir.clone())
+        .stop_on(shutdown.token());
     // No session survives a restart.
     memories
         .drop_sessions()
         .await
         .map_err(|e| anyhow::anyhow!("dropping the last run's memory sessions: {e}"))?;
     memories.spawn_sweeper(shutdown.token());
-    // The home's sources run at start, for the default workspace, off the start's path.
+    // The home's sources run at start, for the default workspace, and then those of the
+    // projects sources ran for before, off the start's path.
     {
         let memories = memories.clone();
-        tokio::spawn(async move {
-            let req = moss_client::memory::MemorySourcesRunRequest::default();
-            if let Err(e) = memories.sources_run(req).await {
-                tracing::warn!("running the memory sources at start: {e}");
-            }
-        });
+        tokio::spawn(async move { memories.rerun_sources_at_start().await });
     }
     let state = AppState(Arc::new(App {
         store: store.clone(),

@@ -171,3 +171,146 @@ async fn sigterm_under_concurrent_writes_loses_no_acknowledged_write() {
         }
     }
 }
+
+/// A field of `/proc/<pid>/status`, in its first unit (kB for memory).
+fn proc_status(pid: u32, field: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| {
+            l.strip_prefix(field)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap()
+}
+
+/// CPU ticks (user + system) the process has used.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = stat.rsplit_once(") ").unwrap().1;
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    f[11] + f[12]
+}
+
+/// Lua runners (`mossd --lua-runner`) whose parent is `pid`.
+fn runners_of(pid: u32) -> usize {
+    let parent = pid.to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let ppid = stat
+                .rsplit_once(") ")
+                .and_then(|(_, r)| r.split_whitespace().nth(1).map(str::to_string));
+            let cmd = std::fs::read_to_string(e.path().join("cmdline")).unwrap_or_default();
+            ppid.as_deref() == Some(parent.as_str()) && cmd.contains("--lua-runner")
+        })
+        .count()
+}
+
+/// Every hostile source of the sandbox's tests, run three times against the real daemon: each
+/// stops at its limit, no runner or spinning thread is left, and the daemon's resident memory
+/// ends within 10 MiB of where it was after a first, harmless run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_sources_leave_no_process_thread_or_memory_behind() {
+    use moss_client::Client;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.json"),
+        r#"{"memory": {"lua_time_ms": 200, "lua_memory_mb": 16}}"#,
+    )
+    .unwrap();
+    let (d, addr) = start(dir.path());
+    let pid = d.0.id();
+    let token = std::fs::read_to_string(dir.path().join("token")).unwrap();
+    let client = Client::new(&addr, Some(token.trim().to_string())).unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let sources = project.path().join(".moss/sources");
+    std::fs::create_dir_all(&sources).unwrap();
+    let root = project.path().canonicalize().unwrap().display().to_string();
+    let run = |client: &Client| {
+        let req = serde_json::json!({"workspace": "box", "root": root});
+        let client = client.clone();
+        async move {
+            let r: serde_json::Value = client.post("/memories/sources/run", &req).await.unwrap();
+            r
+        }
+    };
+    std::fs::write(sources.join("ok.lua"), "store('fine', {})\n").unwrap();
+    run(&client).await;
+    let rss_before = proc_status(pid, "VmRSS:");
+    let hostile = [
+        ("rep.lua", "local s = string.rep('', 1e18)\n"),
+        (
+            "pattern.lua",
+            "string.find(string.rep('a', 40), string.rep('a*', 40) .. 'b')\n",
+        ),
+        (
+            "coroutine.lua",
+            "coroutine.wrap(function() while true do end end)()\n",
+        ),
+        (
+            "pcall.lua",
+            "while true do pcall(function() while true do end end) end\n",
+        ),
+        (
+            "template.lua",
+            "local s = string.rep('x', 1024 * 1024)\nlocal t = {}\nfor i = 1, 200 do t[i] = s end\nlocal out = template(table.unpack(t))\n",
+        ),
+        (
+            "json.lua",
+            "local v = json.decode('[' .. string.rep('1,', 2e6) .. '1]')\n",
+        ),
+        (
+            "stores.lua",
+            "for i = 1, 30000 do store('memory number ' .. i, {context = 'c' .. i}) end\n",
+        ),
+    ];
+    for (name, code) in hostile {
+        std::fs::write(sources.join(name), code).unwrap();
+    }
+    for _ in 0..3 {
+        let r = run(&client).await;
+        for (name, _) in hostile {
+            let s = r["sources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == name)
+                .unwrap();
+            assert_eq!(s["status"], "error", "{s}");
+        }
+    }
+    // Only session.lua's handlers keep a runner; the hostile ones are gone.
+    let mut left = usize::MAX;
+    for _ in 0..100 {
+        left = runners_of(pid);
+        if left <= 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(left <= 1, "{left} runners left");
+    let cpu = cpu_ticks(pid);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let spent = cpu_ticks(pid) - cpu;
+    assert!(
+        spent < 20,
+        "the daemon burned {spent} ticks in an idle second: a thread still spins"
+    );
+    let rss_after = proc_status(pid, "VmRSS:");
+    println!(
+        "daemon RSS: {rss_before} kB after a harmless run, {rss_after} kB after 3 runs of {} hostile sources",
+        hostile.len()
+    );
+    assert!(
+        rss_after < rss_before + 10 * 1024,
+        "the daemon grew from {rss_before} kB to {rss_after} kB"
+    );
+}

@@ -8,12 +8,27 @@ use serde_json::Value;
 
 /// Runs `moss args…` against `d` with `stdin` piped in.
 async fn moss(d: &TestDaemon, args: &[&str], stdin: Option<&str>) -> Output {
+    moss_in(d, None, args, stdin).await
+}
+
+/// [`moss`] in the working directory `cwd`.
+async fn moss_in(
+    d: &TestDaemon,
+    cwd: Option<&std::path::Path>,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> Output {
     let addr = d.daemon.addr.to_string();
     let home = d.home_path().to_path_buf();
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     let stdin = stdin.map(str::to_string);
+    let cwd = cwd.map(std::path::Path::to_path_buf);
     tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_moss"))
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_moss"));
+        if let Some(dir) = cwd {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd
             .args(&args)
             .env("MOSS_ADDR", addr)
             .env("MOSS_HOME", home)
@@ -814,6 +829,61 @@ async fn mem_group_stores_recalls_and_runs_sources() {
         stderr(&out).contains("[INVALID_REQUEST]"),
         "{}",
         stderr(&out)
+    );
+    d.stop().await;
+}
+
+/// Run inside a project (here, one of its subdirectories), `moss mem sources-run` and
+/// `moss mem event` act on that project without `root=`; an event nothing handles says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mem_sources_and_events_act_on_the_working_directorys_project() {
+    let d = TestDaemon::start().await;
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".moss/sources")).unwrap();
+    std::fs::create_dir_all(project.path().join("src/deep")).unwrap();
+    std::fs::write(
+        project.path().join(".moss/sources/facts.lua"),
+        "store('Deploys go through staging', {context = 'deploy'})\n",
+    )
+    .unwrap();
+    let inside = project.path().join("src/deep");
+    let ran = json(&moss_in(&d, Some(&inside), &["mem", "sources-run"], None).await);
+    let facts = ran["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "facts.lua")
+        .unwrap_or_else(|| panic!("the project's source did not run: {ran}"));
+    assert_eq!(facts["status"], "ok", "{ran}");
+    let event = [
+        "mem",
+        "event",
+        "event=file_opened",
+        r#"data:={"file":"src/auth.py"}"#,
+        "session=editor-1",
+    ];
+    let e = json(&moss_in(&d, Some(&inside), &event, None).await);
+    assert_eq!(
+        (e["handled"].as_i64(), e["stored"].as_i64()),
+        (Some(1), Some(1)),
+        "{e}"
+    );
+    let nothing = json(
+        &moss_in(
+            &d,
+            Some(&inside),
+            &["mem", "event", "event=build_failed"],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(nothing["handled"], 0);
+    assert!(
+        nothing["reason"]
+            .as_str()
+            .unwrap()
+            .contains("session.lua (file_opened)"),
+        "{nothing}"
     );
     d.stop().await;
 }

@@ -1,17 +1,22 @@
-//! The Lua sandbox a source runs in, and the API it sees.
+//! The Lua sandbox a source runs in, and the API it sees. It runs inside a runner process
+//! ([`super::runner`]), never in the daemon: the daemon answers its `recall` and `forget`
+//! through a [`Link`] and writes what it stored once the run or handler has succeeded.
 //!
 //! A source is Lua 5.4 with the `table`, `string`, `math`, `utf8` and `coroutine` libraries only:
 //! no `io`, `os`, `package` or `debug`, and no `load`, `loadfile`, `dofile`, `require` or
-//! `string.dump`. Its state has a memory cap, and every run (and every event handler call) a
-//! time limit enforced by an instruction hook. Files are read only under the project root.
+//! `string.dump`. Its state has a memory cap that also counts what the host builds for it
+//! (`template` results, decoded JSON, the memories it stored); an instruction hook stops Lua code
+//! at the time limit, and the daemon kills the runner when C code (a pattern, `string.rep`) or a
+//! `pcall` loop keeps going past it. Files are read only under the project root.
 //!
 //! The API: `store(content, opts)`, `recall(query_or_table)`, `forget(query_or_table)`,
 //! `template(...)`, `moss.on(event, fn)`, `git.log{limit=…}`, `toml.parse(path)`,
 //! `json.decode(s)`, `fs.read(path)`, `fs.exists(path)`, `config`, and `print` (to the daemon's
-//! log). During a run, `store` collects; the run's memories replace the source's previous ones
-//! in one transaction when it succeeds. In an event handler, `store` writes at once.
+//! log). `store` and `forget` are collected: the daemon applies them in one transaction when the
+//! run (or the handler) succeeds, and drops them when it fails.
 
 use std::cell::{Cell, RefCell};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -21,53 +26,89 @@ use mlua::{
     Variadic, VmState,
 };
 use moss_client::memory::{
-    Contexts, MemoryForgetRequest, MemoryRecallRequest, MemoryStoreRequest, Recalled,
+    Contexts, MemoryForgetRequest, MemoryForgetResponse, MemoryRecallRequest, MemoryRecallResponse,
+    MemoryStoreRequest, Recalled,
 };
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Memories, NewMemory, check};
+use super::check;
 
 /// Largest file `fs.read` and `toml.parse` read.
-const MAX_FILE_BYTES: u64 = 1024 * 1024;
-/// Most commits `git.log` returns.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// Most commits `git.log` returns, and the most bytes of log it reads.
 const MAX_COMMITS: usize = 1000;
+const MAX_GIT_LOG_BYTES: u64 = 8 * 1024 * 1024;
+/// Most memories one run (or one event) stores.
+pub const MAX_STORES: usize = 10_000;
+/// How many bytes a decoded JSON value may take per byte of its text, at most: what
+/// `json.decode` charges before decoding.
+const JSON_EXPANSION: usize = 8;
 
-/// What a source may use.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    pub memory_bytes: usize,
-    pub time: Duration,
-}
-
-/// What a source runs against.
-#[derive(Clone)]
-pub struct Env {
-    pub memories: Memories,
-    pub handle: tokio::runtime::Handle,
+/// What a run knows of where it runs and what it may use.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunCtx {
     pub workspace: String,
     /// The project root, canonical; `None` for a run without one (no file access).
     pub root: Option<PathBuf>,
     pub name: String,
-    pub limits: Limits,
+    pub memory_bytes: usize,
+    pub time_ms: u64,
+    pub max_content_chars: usize,
+    pub recency_half_life_days: f64,
 }
 
-/// Where `store` goes.
-enum Sink {
-    /// A run: collected, written when it succeeds.
-    Buffer(Vec<NewMemory>),
-    /// An event handler: written at once; memories without `persist` belong to `session`.
-    Direct {
-        session: Option<String>,
-        stored: usize,
-    },
+impl RunCtx {
+    pub fn time(&self) -> Duration {
+        Duration::from_millis(self.time_ms)
+    }
+}
+
+/// A question the sandbox asks the daemon.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "call", rename_all = "snake_case")]
+pub enum Call {
+    Recall(MemoryRecallRequest),
+    /// Always a dry run: the daemon says what would go, the source's writes remove it later.
+    Forget(MemoryForgetRequest),
+}
+
+/// The daemon's answer to a [`Call`].
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Recall(MemoryRecallResponse),
+    Forget(MemoryForgetResponse),
+    Error(String),
+}
+
+/// How the sandbox asks the daemon: one call, one answer.
+pub type Link = Rc<dyn Fn(Call) -> Answer>;
+
+/// What a run or an event's handlers want written: applied together when they succeed.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Writes {
+    pub stores: Vec<MemoryStoreRequest>,
+    /// Ids of memories `forget` removes.
+    pub forgets: Vec<String>,
+}
+
+/// What the memories collected so far cost.
+#[derive(Default)]
+struct Pending {
+    writes: Writes,
+    bytes: usize,
+    /// The session of the event being handled (`None` during a run).
+    session: Option<String>,
+    in_handler: bool,
 }
 
 /// One source's Lua state.
 pub struct Host {
     lua: Lua,
-    sink: Rc<RefCell<Sink>>,
+    pending: Rc<RefCell<Pending>>,
     deadline: Rc<Cell<Instant>>,
-    env: Env,
+    ctx: RunCtx,
 }
 
 /// A Lua error as a source's status shows it: the first line, which names file and line.
@@ -90,25 +131,30 @@ fn lua_err(message: impl std::fmt::Display) -> mlua::Error {
     mlua::Error::runtime(message)
 }
 
+/// The message of a source stopped at its time limit.
+pub fn time_limit_message(time: Duration) -> String {
+    format!(
+        "time limit: the source ran longer than {} ms and was stopped",
+        time.as_millis()
+    )
+}
+
 impl Host {
-    /// A fresh sandboxed state with the API.
-    pub fn new(env: Env) -> mlua::Result<Host> {
+    /// A fresh sandboxed state with the API; `link` answers `recall` and `forget`.
+    pub fn new(ctx: RunCtx, link: Link) -> mlua::Result<Host> {
         let lua = Lua::new_with(
             StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE,
             LuaOptions::new(),
         )?;
-        lua.set_memory_limit(env.limits.memory_bytes)?;
-        let deadline = Rc::new(Cell::new(Instant::now() + env.limits.time));
+        lua.set_memory_limit(ctx.memory_bytes)?;
+        let deadline = Rc::new(Cell::new(Instant::now() + ctx.time()));
         let d = deadline.clone();
-        let time = env.limits.time;
+        let time = ctx.time();
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(1000),
             move |_, _| {
                 if Instant::now() > d.get() {
-                    Err(lua_err(format!(
-                        "time limit: the source ran longer than {} ms",
-                        time.as_millis()
-                    )))
+                    Err(lua_err(time_limit_message(time)))
                 } else {
                     Ok(VmState::Continue)
                 }
@@ -116,15 +162,21 @@ impl Host {
         )?;
         let host = Host {
             lua,
-            sink: Rc::new(RefCell::new(Sink::Buffer(Vec::new()))),
+            pending: Rc::default(),
             deadline,
-            env,
+            ctx,
         };
-        host.install()?;
+        host.install(link)?;
         Ok(host)
     }
 
-    fn install(&self) -> mlua::Result<()> {
+    /// Memory the state may still take.
+    fn room(lua: &Lua, cap: usize, pending: &Pending) -> usize {
+        cap.saturating_sub(lua.used_memory())
+            .saturating_sub(pending.bytes)
+    }
+
+    fn install(&self, link: Link) -> mlua::Result<()> {
         let lua = &self.lua;
         let g = lua.globals();
         for name in ["dofile", "loadfile", "load", "require", "collectgarbage"] {
@@ -133,7 +185,7 @@ impl Host {
         if let Ok(string) = g.get::<Table>("string") {
             string.set("dump", LuaValue::Nil)?;
         }
-        let name = self.env.name.clone();
+        let name = self.ctx.name.clone();
         g.set(
             "print",
             lua.create_function(move |lua, args: Variadic<LuaValue>| {
@@ -142,27 +194,49 @@ impl Host {
                 for a in args {
                     parts.push(tostring.call::<String>(a)?);
                 }
-                tracing::info!("[{name}] {}", parts.join("\t"));
+                let mut line = parts.join("\t");
+                crate::budget::cut_text(&mut line, 2000);
+                super::runner::log(&format!("[{name}] {line}"));
                 Ok(())
             })?,
         )?;
 
+        // A call to the daemon pauses the clock: the source is not charged for the daemon's
+        // time.
+        let ask = {
+            let deadline = self.deadline.clone();
+            move |call: Call| {
+                let started = Instant::now();
+                let answer = link(call);
+                deadline.set(deadline.get() + started.elapsed());
+                answer
+            }
+        };
+        let ask = Rc::new(ask);
+
         // store(content, opts)
-        let (sink, env) = (self.sink.clone(), self.env.clone());
+        let (pending, ctx) = (self.pending.clone(), self.ctx.clone());
         g.set(
             "store",
             lua.create_function(move |lua, (content, opts): (String, Option<Table>)| {
                 let mut req = MemoryStoreRequest {
                     content,
-                    workspace: Some(env.workspace.clone()),
+                    workspace: Some(ctx.workspace.clone()),
                     ..Default::default()
                 };
                 if let Some(o) = opts {
                     req.context = match o.get::<LuaValue>("context")? {
                         LuaValue::Nil => None,
                         LuaValue::String(s) => Some(Contexts::One(s.to_str()?.to_string())),
-                        LuaValue::Table(t) => Some(Contexts::Many(t.sequence_values::<String>().collect::<mlua::Result<_>>()?)),
-                        other => return Err(lua_err(format!("store: opts.context must be a string or a list, not {}", other.type_name()))),
+                        LuaValue::Table(t) => Some(Contexts::Many(
+                            t.sequence_values::<String>().collect::<mlua::Result<_>>()?,
+                        )),
+                        other => {
+                            return Err(lua_err(format!(
+                                "store: opts.context must be a string or a list, not {}",
+                                other.type_name()
+                            )));
+                        }
                     };
                     req.weight = o.get("weight")?;
                     req.slot = o.get("slot")?;
@@ -173,38 +247,43 @@ impl Host {
                         req.metadata = Some(lua.from_value::<Value>(meta)?);
                     }
                 }
-                let mut sink = sink.borrow_mut();
-                match &mut *sink {
-                    Sink::Buffer(items) => {
-                        if req.persist == Some(false) {
-                            return Err(lua_err("store: persist=false belongs in an event handler (a run has no session)"));
-                        }
-                        let m = check(&req, env.memories.config().memory.max_content_chars, Some(env.name.clone()))
-                            .map_err(|e| lua_err(format!("store: {}", e.0.message)))?;
-                        items.push(m);
+                let mut p = pending.borrow_mut();
+                if p.in_handler {
+                    if req.persist.is_none() && p.session.is_some() {
+                        req.persist = Some(false);
                     }
-                    Sink::Direct { session, stored } => {
-                        if req.persist.is_none() && session.is_some() {
-                            req.persist = Some(false);
-                        }
-                        req.session = session.clone();
-                        env.handle
-                            .block_on(env.memories.store_from_source(req, &env.name))
-                            .map_err(|e| lua_err(format!("store: {}", e.0.message)))?;
-                        *stored += 1;
-                    }
+                    req.session = p.session.clone();
+                } else if req.persist == Some(false) {
+                    return Err(lua_err(
+                        "store: persist=false belongs in an event handler (a run has no session)",
+                    ));
                 }
+                check(&req, ctx.max_content_chars, Some(ctx.name.clone()))
+                    .map_err(|e| lua_err(format!("store: {}", e.0.message)))?;
+                if p.writes.stores.len() >= MAX_STORES {
+                    return Err(lua_err(format!(
+                        "store: one run stores at most {MAX_STORES} memories"
+                    )));
+                }
+                let cost = serde_json::to_string(&req).map(|s| s.len()).unwrap_or(0);
+                if cost > Self::room(lua, ctx.memory_bytes, &p) {
+                    return Err(lua_err(
+                        "store: the memories this run stored go over its memory cap",
+                    ));
+                }
+                p.bytes += cost;
+                p.writes.stores.push(req);
                 Ok(())
             })?,
         )?;
 
         // recall(query_or_table)
-        let (sink, env) = (self.sink.clone(), self.env.clone());
+        let (pending, ctx, a) = (self.pending.clone(), self.ctx.clone(), ask.clone());
         g.set(
             "recall",
             lua.create_function(move |lua, q: LuaValue| {
                 let mut req = MemoryRecallRequest {
-                    workspace: Some(env.workspace.clone()),
+                    workspace: Some(ctx.workspace.clone()),
                     ..Default::default()
                 };
                 match q {
@@ -222,24 +301,22 @@ impl Host {
                         )));
                     }
                 }
-                if let Sink::Direct { session, .. } = &*sink.borrow() {
-                    req.session = session.clone();
+                req.session = pending.borrow().session.clone();
+                match a(Call::Recall(req)) {
+                    Answer::Recall(r) => recall_list(lua, &r.items),
+                    Answer::Error(e) => Err(lua_err(format!("recall: {e}"))),
+                    Answer::Forget(_) => Err(lua_err("recall: the daemon answered another call")),
                 }
-                let r = env
-                    .handle
-                    .block_on(env.memories.recall(req))
-                    .map_err(|e| lua_err(format!("recall: {}", e.0.message)))?;
-                recall_list(lua, &r.items)
             })?,
         )?;
 
-        // forget(query_or_table)
-        let env = self.env.clone();
+        // forget(query_or_table): what it matches goes when the run succeeds.
+        let (pending, ctx, a) = (self.pending.clone(), self.ctx.clone(), ask.clone());
         g.set(
             "forget",
             lua.create_function(move |_, q: LuaValue| {
                 let mut req = MemoryForgetRequest {
-                    workspace: Some(env.workspace.clone()),
+                    workspace: Some(ctx.workspace.clone()),
                     ..Default::default()
                 };
                 match q {
@@ -258,25 +335,41 @@ impl Host {
                         )));
                     }
                 }
-                let r = env
-                    .handle
-                    .block_on(env.memories.forget(req))
-                    .map_err(|e| lua_err(format!("forget: {}", e.0.message)))?;
-                Ok(r.count)
+                req.session = pending.borrow().session.clone();
+                req.dry_run = Some(true);
+                match a(Call::Forget(req)) {
+                    Answer::Forget(r) => {
+                        let mut p = pending.borrow_mut();
+                        let ids = r.removed.into_iter().map(|f| f.id);
+                        p.writes.forgets.extend(ids);
+                        Ok(r.count)
+                    }
+                    Answer::Error(e) => Err(lua_err(format!("forget: {e}"))),
+                    Answer::Recall(_) => Err(lua_err("forget: the daemon answered another call")),
+                }
             })?,
         )?;
 
-        // template(...): concatenation, nil and empty parts skipped.
+        // template(...): concatenation, nil and empty parts skipped; its result counts
+        // against the memory cap before it is built.
+        let (pending, cap) = (self.pending.clone(), self.ctx.memory_bytes);
         g.set(
             "template",
-            lua.create_function(|lua, args: Variadic<LuaValue>| {
+            lua.create_function(move |lua, args: Variadic<LuaValue>| {
                 let tostring: Function = lua.globals().get("tostring")?;
                 let mut out = String::new();
                 for a in args {
                     if a.is_nil() {
                         continue;
                     }
-                    out.push_str(&tostring.call::<String>(a)?);
+                    let part = tostring.call::<mlua::LuaString>(a)?;
+                    let part = part.as_bytes();
+                    if out.len() + part.len() > Self::room(lua, cap, &pending.borrow()) {
+                        return Err(lua_err(
+                            "template: its result would go over the source's memory cap",
+                        ));
+                    }
+                    out.push_str(&String::from_utf8_lossy(&part));
                 }
                 Ok(out)
             })?,
@@ -305,7 +398,7 @@ impl Host {
         g.set("moss", moss)?;
 
         // fs, toml, json, git
-        let root = self.env.root.clone();
+        let root = self.ctx.root.clone();
         let fs = lua.create_table()?;
         let r = root.clone();
         fs.set(
@@ -322,10 +415,12 @@ impl Host {
         g.set("fs", fs)?;
         let toml_t = lua.create_table()?;
         let r = root.clone();
+        let (pending, cap) = (self.pending.clone(), self.ctx.memory_bytes);
         toml_t.set(
             "parse",
             lua.create_function(move |lua, path: String| {
                 let text = read_file(r.as_deref(), &path)?;
+                charge_decode(lua, cap, &pending.borrow(), "toml.parse", text.len())?;
                 let v: toml::Value = toml::from_str(&text)
                     .map_err(|e| lua_err(format!("toml.parse({path:?}): {e}")))?;
                 let json = serde_json::to_value(v).map_err(lua_err)?;
@@ -334,11 +429,14 @@ impl Host {
         )?;
         g.set("toml", toml_t)?;
         let json_t = lua.create_table()?;
+        let (pending, cap) = (self.pending.clone(), self.ctx.memory_bytes);
         json_t.set(
             "decode",
-            lua.create_function(|lua, s: String| {
+            lua.create_function(move |lua, s: mlua::LuaString| {
+                let s = s.as_bytes();
+                charge_decode(lua, cap, &pending.borrow(), "json.decode", s.len())?;
                 let v: Value =
-                    serde_json::from_str(&s).map_err(|e| lua_err(format!("json.decode: {e}")))?;
+                    serde_json::from_slice(&s).map_err(|e| lua_err(format!("json.decode: {e}")))?;
                 lua.to_value(&v)
             })?,
         )?;
@@ -376,73 +474,95 @@ impl Host {
         g.set("git", git)?;
 
         let config = lua.create_table()?;
-        config.set("workspace", self.env.workspace.clone())?;
+        config.set("workspace", self.ctx.workspace.clone())?;
         config.set("root", root.as_ref().map(|p| p.display().to_string()))?;
-        config.set("source", self.env.name.clone())?;
-        let mc = &self.env.memories.config().memory;
+        config.set("source", self.ctx.name.clone())?;
         let m = lua.create_table()?;
-        m.set("max_content_chars", mc.max_content_chars)?;
-        m.set("recency_half_life_days", mc.recency_half_life_days)?;
+        m.set("max_content_chars", self.ctx.max_content_chars)?;
+        m.set("recency_half_life_days", self.ctx.recency_half_life_days)?;
         config.set("memory", m)?;
         g.set("config", config)?;
         Ok(())
     }
 
-    /// Runs a source's code: its `store` calls are collected.
-    pub fn run(&self, code: &str, chunk: &str) -> mlua::Result<Vec<NewMemory>> {
-        self.deadline.set(Instant::now() + self.env.limits.time);
-        *self.sink.borrow_mut() = Sink::Buffer(Vec::new());
+    /// Runs a source's code; returns what it wants written.
+    pub fn run(&self, code: &str, chunk: &str) -> mlua::Result<Writes> {
+        self.deadline.set(Instant::now() + self.ctx.time());
+        *self.pending.borrow_mut() = Pending::default();
         self.lua.load(code).set_name(format!("@{chunk}")).exec()?;
-        match std::mem::replace(&mut *self.sink.borrow_mut(), Sink::Buffer(Vec::new())) {
-            Sink::Buffer(items) => Ok(items),
-            Sink::Direct { .. } => Ok(Vec::new()),
-        }
+        Ok(std::mem::take(&mut *self.pending.borrow_mut()).writes)
     }
 
-    /// The events the source registered handlers for.
-    pub fn events(&self) -> Vec<String> {
+    /// The events the source registered handlers for, with how many each.
+    pub fn events(&self) -> Vec<(String, usize)> {
         let Ok(handlers) = self.lua.named_registry_value::<Table>("moss_handlers") else {
             return Vec::new();
         };
-        let mut out: Vec<String> = handlers
+        let mut out: Vec<(String, usize)> = handlers
             .pairs::<String, Table>()
-            .filter_map(|p| p.ok().map(|(k, _)| k))
+            .filter_map(|p| p.ok().map(|(k, t)| (k, t.raw_len())))
             .collect();
         out.sort();
         out
     }
 
-    /// Calls the handlers of `event` with `data`; returns the memories they stored and the
-    /// errors of those that failed.
+    /// Calls the handlers of `event` with `data`: the writes of those that succeeded, how many
+    /// ran, and the errors of those that failed (whose writes are dropped).
     pub fn handle(
         &self,
         event: &str,
         data: &Value,
         session: Option<String>,
-    ) -> (usize, Vec<String>) {
+    ) -> (Writes, usize, Vec<String>) {
         let mut errors = Vec::new();
-        *self.sink.borrow_mut() = Sink::Direct { session, stored: 0 };
+        *self.pending.borrow_mut() = Pending {
+            session,
+            in_handler: true,
+            ..Pending::default()
+        };
         let handlers: Option<Table> = self
             .lua
             .named_registry_value::<Table>("moss_handlers")
             .ok()
             .and_then(|h| h.get::<Option<Table>>(event).ok().flatten());
+        let mut ran = 0;
         if let Some(list) = handlers {
             let arg = self.lua.to_value(data).unwrap_or(LuaValue::Nil);
             for f in list.sequence_values::<Function>().flatten() {
-                self.deadline.set(Instant::now() + self.env.limits.time);
+                ran += 1;
+                self.deadline.set(Instant::now() + self.ctx.time());
+                let (stores, forgets, bytes) = {
+                    let p = self.pending.borrow();
+                    (p.writes.stores.len(), p.writes.forgets.len(), p.bytes)
+                };
                 if let Err(e) = f.call::<()>(arg.clone()) {
                     errors.push(describe(&e));
+                    let mut p = self.pending.borrow_mut();
+                    p.writes.stores.truncate(stores);
+                    p.writes.forgets.truncate(forgets);
+                    p.bytes = bytes;
                 }
             }
         }
-        let stored = match std::mem::replace(&mut *self.sink.borrow_mut(), Sink::Buffer(Vec::new()))
-        {
-            Sink::Direct { stored, .. } => stored,
-            Sink::Buffer(_) => 0,
-        };
-        (stored, errors)
+        let writes = std::mem::take(&mut *self.pending.borrow_mut()).writes;
+        (writes, ran, errors)
     }
+}
+
+/// Refuses to decode `len` bytes of text when what it could grow into does not fit the cap.
+fn charge_decode(
+    lua: &Lua,
+    cap: usize,
+    pending: &Pending,
+    what: &str,
+    len: usize,
+) -> mlua::Result<()> {
+    if len.saturating_mul(JSON_EXPANSION) > Host::room(lua, cap, pending) {
+        return Err(lua_err(format!(
+            "{what}: a {len}-byte document is too large for the source's memory cap"
+        )));
+    }
+    Ok(())
 }
 
 /// A recall's result as Lua sees it: a list of tables whose `tostring` and `..` render bullet
@@ -506,17 +626,45 @@ fn resolve(root: Option<&Path>, path: &str) -> mlua::Result<PathBuf> {
     Ok(canon)
 }
 
+/// Reads a regular file under the root, up to [`MAX_FILE_BYTES`]. The file is opened without
+/// blocking and checked after opening, so a FIFO or a device (or a file swapped for one) is
+/// refused instead of waited on.
 fn read_file(root: Option<&Path>, path: &str) -> mlua::Result<String> {
     let p = resolve(root, path)?;
-    let len = std::fs::metadata(&p)
-        .map_err(|e| lua_err(format!("{path:?}: {e}")))?
-        .len();
-    if len > MAX_FILE_BYTES {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options
+        .open(&p)
+        .map_err(|e| lua_err(format!("{path:?}: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| lua_err(format!("{path:?}: {e}")))?;
+    if !meta.is_file() {
         return Err(lua_err(format!(
-            "{path:?} is {len} bytes; sources read files up to {MAX_FILE_BYTES}"
+            "{path:?} is not a regular file; sources read regular files only"
         )));
     }
-    std::fs::read_to_string(&p).map_err(|e| lua_err(format!("{path:?}: {e}")))
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(lua_err(format!(
+            "{path:?} is {} bytes; sources read files up to {MAX_FILE_BYTES}",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| lua_err(format!("{path:?}: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(lua_err(format!(
+            "{path:?} is over {MAX_FILE_BYTES} bytes; sources read files up to that"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| lua_err(format!("{path:?} is not UTF-8 text")))
 }
 
 /// One commit, as `git.log` yields it.
@@ -529,31 +677,109 @@ struct Commit {
     files: Vec<String>,
 }
 
+/// Settings that make `git log` run no program a repository's configuration names: the
+/// system and user configuration are not read; the repository's own cannot be skipped, so
+/// every key that runs a program during a log (signature checks, external diffs, text
+/// conversion, pagers, the file system monitor, fetches of missing objects) is overridden on
+/// the command line, which wins over any file.
+const GIT_SAFE_CONFIG: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.pager=cat",
+    "core.hooksPath=/dev/null",
+    "log.showSignature=false",
+    "gpg.program=false",
+    "gpg.ssh.program=false",
+    "gpg.x509.program=false",
+    "diff.external=",
+    "log.mailmap=false",
+    "protocol.allow=never",
+    "fetch.recurseSubmodules=false",
+    "core.sshCommand=false",
+];
+
+fn git_command(root: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new("git");
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_PAGER",
+        "PAGER",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_EXEC_PATH",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_OPTIONAL_LOCKS", "0");
+    for c in GIT_SAFE_CONFIG {
+        cmd.arg("-c").arg(c);
+    }
+    cmd.arg("--no-pager").arg("-C").arg(root);
+    cmd
+}
+
 fn git_log(root: Option<&Path>, limit: usize) -> mlua::Result<Vec<Commit>> {
     let root = root.ok_or_else(|| lua_err("git.log: this run has no project root"))?;
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
+    let mut child = git_command(root)
         .args([
             "log",
             "-n",
             &limit.to_string(),
+            "--no-show-signature",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            "--no-mailmap",
             "--name-only",
             "--format=%x1e%H%x1f%an%x1f%at%x1f%B%x1f",
         ])
         .stdin(std::process::Stdio::null())
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .map_err(|e| lua_err(format!("git.log: cannot run git: {e}")))?;
-    if !out.status.success() {
+    let mut out = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        stdout
+            .take(MAX_GIT_LOG_BYTES)
+            .read_to_end(&mut out)
+            .map_err(|e| lua_err(format!("git.log: {e}")))?;
+    }
+    // Past the bound git may still be writing: stop it before reading its errors.
+    let truncated = out.len() as u64 >= MAX_GIT_LOG_BYTES;
+    if truncated {
+        let _ = child.kill();
+        if let Some(cut) = out.iter().rposition(|b| *b == 0x1e) {
+            out.truncate(cut);
+        }
+    }
+    let mut err = Vec::new();
+    if let Some(stderr) = child.stderr.take() {
+        let _ = stderr.take(64 * 1024).read_to_end(&mut err);
+    }
+    let status = child.wait().map_err(|e| lua_err(format!("git.log: {e}")))?;
+    if !status.success() && !truncated {
         return Err(lua_err(format!(
             "git.log: {}",
-            String::from_utf8_lossy(&out.stderr)
+            String::from_utf8_lossy(&err)
                 .lines()
                 .next()
                 .unwrap_or("git failed")
         )));
     }
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = String::from_utf8_lossy(&out);
     let mut commits = Vec::new();
     for record in text.split('\u{1e}').filter(|r| !r.trim().is_empty()) {
         let f: Vec<&str> = record.splitn(5, '\u{1f}').collect();

@@ -15,6 +15,7 @@ pub mod family;
 pub mod lua;
 pub mod rank;
 pub mod render;
+pub mod runner;
 pub mod sources;
 
 use std::sync::Arc;
@@ -55,6 +56,9 @@ pub struct Memories {
     home: std::path::PathBuf,
     /// The Lua sources' statuses and live handlers.
     sources: Arc<std::sync::Mutex<sources::SourcesState>>,
+    /// Cancelled when the daemon stops: the sources' handler tasks end, and their runners with
+    /// them.
+    stop: tokio_util::sync::CancellationToken,
 }
 
 /// A context as compared: trimmed, `./` and trailing `/` dropped, `\` as `/`, lowercase.
@@ -97,6 +101,11 @@ pub struct NewMemory {
     pub tags: Option<Vec<String>>,
     pub metadata_json: Option<String>,
     pub source: Option<String>,
+    /// For a Lua source's memory: the project root it ran for ('' without one).
+    pub source_root: String,
+    /// Stored by one of the source's event handlers, not by its body: a rerun of the body
+    /// leaves it.
+    pub from_handler: bool,
 }
 
 impl NewMemory {
@@ -208,6 +217,8 @@ pub fn check(
         tags: tags::clean(req.tags.as_deref())?,
         metadata_json: object_json("metadata", req.metadata.as_ref())?,
         source,
+        source_root: String::new(),
+        from_handler: false,
     })
 }
 
@@ -249,8 +260,8 @@ pub fn upsert(ctx: &WriteCtx, m: &NewMemory) -> Result<(Memory, bool, Vec<String
         ctx.prepare_cached(
             "INSERT INTO memories(id, workspace, session, identity, content, contexts_json,
                contexts_text, context_count, slot, weight, tags_json, metadata_json, source, seq,
-               created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15)",
+               created_at, updated_at, source_root, from_handler)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, ?16, ?17)",
         )?
         .execute(params![
             id,
@@ -267,7 +278,9 @@ pub fn upsert(ctx: &WriteCtx, m: &NewMemory) -> Result<(Memory, bool, Vec<String
             m.metadata_json,
             m.source,
             seq,
-            now
+            now,
+            m.source_root,
+            m.from_handler
         ])?;
         let rid = ctx.last_insert_rowid();
         for c in keys {
@@ -323,7 +336,7 @@ pub fn upsert(ctx: &WriteCtx, m: &NewMemory) -> Result<(Memory, bool, Vec<String
     }
     ctx.prepare_cached(
         "UPDATE memories SET weight = ?2, tags_json = ?3, metadata_json = ?4, source = ?5,
-           seq = ?6, updated_at = ?7 WHERE rid = ?1",
+           seq = ?6, updated_at = ?7, source_root = ?8, from_handler = ?9 WHERE rid = ?1",
     )?
     .execute(params![
         rid,
@@ -332,7 +345,9 @@ pub fn upsert(ctx: &WriteCtx, m: &NewMemory) -> Result<(Memory, bool, Vec<String
         m.metadata_json,
         m.source,
         seq,
-        now
+        now,
+        m.source_root,
+        m.from_handler
     ])?;
     Ok((load_rid(ctx, rid)?, false, changed))
 }
@@ -399,36 +414,22 @@ impl Memories {
             sessions: Default::default(),
             home,
             sources: Default::default(),
+            stop: tokio_util::sync::CancellationToken::new(),
         }
     }
 
-    /// A store by a Lua source's event handler: the memory carries the source's name.
-    pub async fn store_from_source(
-        &self,
-        req: MemoryStoreRequest,
-        source: &str,
-    ) -> Result<MemoryStoreResponse> {
-        let m = check(
-            &req,
-            self.config.memory.max_content_chars,
-            Some(source.to_string()),
-        )?;
-        self.touch(Some(&m.session));
-        self.store
-            .writer
-            .run(move |ctx| {
-                let (memory, created, updated) = upsert(ctx, &m)?;
-                Ok(MemoryStoreResponse {
-                    memory: MemoryHandle::from(&memory),
-                    created,
-                    updated,
-                })
-            })
-            .await
+    /// Ends the sources' handlers (and kills their runners) when `stop` is cancelled.
+    pub fn stop_on(mut self, stop: tokio_util::sync::CancellationToken) -> Self {
+        self.stop = stop;
+        self
+    }
+
+    pub(crate) fn stopping(&self) -> &tokio_util::sync::CancellationToken {
+        &self.stop
     }
 
     /// Records that `session` was used now.
-    fn touch(&self, session: Option<&str>) {
+    pub(crate) fn touch(&self, session: Option<&str>) {
         if let Some(s) = session.map(str::trim).filter(|s| !s.is_empty()) {
             let mut map = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
             map.insert(s.to_string(), std::time::Instant::now());

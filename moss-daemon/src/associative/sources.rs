@@ -3,15 +3,18 @@
 //! Sources are `*.lua` files in `$MOSS_HOME/sources/` (every workspace) and, when a caller
 //! names a project root, in `<root>/.moss/sources/`, plus the builtin `session.lua`, `git.lua`
 //! and `toml.lua` (project sources a file of the same name overrides; their text is in
-//! `moss-daemon/sources/`, to copy and edit). Each run is a fresh sandboxed Lua state on its own
-//! thread ([`super::lua`]); what it stores replaces the source's previous memories in one
-//! writer job when it succeeds, and nothing is written when it fails. A source that registered
-//! handlers keeps its state on its thread, which runs them on events until the source runs
-//! again.
+//! `moss-daemon/sources/`, to copy and edit). Each run is a runner process ([`super::runner`]).
+//!
+//! A source's memories belong to its workspace, its name and the project root it ran for. What
+//! a run's body stores replaces that body's previous memories for the same root, in one writer
+//! job with its `forget`s, when the run succeeds; a failing run writes nothing. What its event
+//! handlers store is theirs: a rerun of the body leaves it. A source that registered handlers
+//! keeps its runner for them; the runner is started again (its body's writes dropped) after it
+//! was stopped at a limit or left idle. The projects a daemon ran sources for are remembered,
+//! and their sources run again at start, so that their handlers come back after a restart.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use moss_client::memory::{
@@ -20,10 +23,11 @@ use moss_client::memory::{
 };
 use rusqlite::params;
 use serde_json::Value;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
-use super::lua::{Env, Host, Limits, describe};
-use super::{Memories, NewMemory, delete_rids, upsert, workspace};
+use super::lua::{RunCtx, Writes};
+use super::runner::Runner;
+use super::{Memories, check, delete_rids, upsert, workspace};
 use crate::error::{Error, Result};
 use crate::store::now;
 
@@ -37,6 +41,10 @@ pub const BUILTIN: [(&str, &str); 3] = [
 const MAX_SOURCE_BYTES: u64 = 256 * 1024;
 /// Most sources one run starts.
 const MAX_SOURCES: usize = 64;
+/// A handlers' runner idle this long is stopped; the next event starts it again.
+const HOST_IDLE: Duration = Duration::from_secs(600);
+/// Most projects whose sources run again at start, the most recently run first.
+const MAX_PROJECTS_AT_START: usize = 32;
 
 /// One source file.
 #[derive(Debug, Clone)]
@@ -46,25 +54,35 @@ struct SourceFile {
     code: std::result::Result<String, String>,
 }
 
-/// A message to a source's thread.
+/// Where a source runs: its workspace, the root's key ('' without one), its name.
+type Key = (String, String, String);
+
+/// An event for a source's handlers.
 struct EventMsg {
     event: String,
     data: Value,
     session: Option<String>,
-    reply: oneshot::Sender<(usize, Vec<String>)>,
+    reply: oneshot::Sender<EventOutcome>,
 }
 
-/// A source whose state lives on, for its handlers.
+/// What an event's handlers in one source did.
+struct EventOutcome {
+    ran: usize,
+    stored: usize,
+    errors: Vec<String>,
+}
+
+/// A source with handlers: the events it handles, and the task that owns its runner.
 struct HostHandle {
-    events: Vec<String>,
+    events: Vec<(String, usize)>,
     tx: mpsc::Sender<EventMsg>,
 }
 
 /// Statuses and live handlers, by (workspace, root, source name).
 #[derive(Default)]
 pub struct SourcesState {
-    statuses: BTreeMap<(String, String, String), SourceStatus>,
-    hosts: BTreeMap<(String, String, String), HostHandle>,
+    statuses: BTreeMap<Key, SourceStatus>,
+    hosts: BTreeMap<Key, HostHandle>,
 }
 
 impl std::fmt::Debug for SourcesState {
@@ -153,84 +171,149 @@ fn discover(home: &Path, root: Option<&Path>) -> Vec<SourceFile> {
     by_name.into_values().take(MAX_SOURCES).collect()
 }
 
-/// What a run's thread reports.
-struct Outcome {
-    result: std::result::Result<Vec<NewMemory>, String>,
-    events: Vec<String>,
-    tx: Option<mpsc::Sender<EventMsg>>,
+/// A successful run of a source's body: its writes, its handlers, and the runner that keeps
+/// them.
+struct Ran {
+    writes: Writes,
+    events: Vec<(String, usize)>,
+    runner: Option<Runner>,
 }
 
-/// Runs one source on its own thread; if it registers handlers the thread stays to run them.
-fn spawn_run(env: Env, file: SourceFile) -> oneshot::Receiver<Outcome> {
-    let (done, rx) = oneshot::channel();
-    let spawned = std::thread::Builder::new()
-        .name(format!("moss-lua-{}", file.name))
-        .spawn(move || {
-            let code = match file.code {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = done.send(Outcome {
-                        result: Err(e),
-                        events: Vec::new(),
-                        tx: None,
-                    });
-                    return;
-                }
-            };
-            let host = match Host::new(env) {
-                Ok(h) => h,
-                Err(e) => {
-                    let _ = done.send(Outcome {
-                        result: Err(describe(&e)),
-                        events: Vec::new(),
-                        tx: None,
-                    });
-                    return;
-                }
-            };
-            let result = host.run(&code, &file.name).map_err(|e| describe(&e));
-            let events = if result.is_ok() {
-                host.events()
-            } else {
-                Vec::new()
-            };
-            if events.is_empty() {
-                let _ = done.send(Outcome {
-                    result,
-                    events,
-                    tx: None,
-                });
-                return;
-            }
-            let (tx, inbox) = mpsc::channel::<EventMsg>();
-            if done
-                .send(Outcome {
-                    result,
-                    events,
-                    tx: Some(tx),
-                })
-                .is_err()
-            {
-                return;
-            }
-            // Handlers run here until the source runs again (its sender is dropped).
-            while let Ok(msg) = inbox.recv() {
-                let r = host.handle(&msg.event, &msg.data, msg.session);
-                let _ = msg.reply.send(r);
-            }
-        });
-    if let Err(e) = spawned {
-        tracing::error!("cannot start a thread for a Lua source: {e}");
+/// Runs a source's body in a runner; keeps the runner when the source handles events.
+async fn run_body(
+    memories: &Memories,
+    ctx: RunCtx,
+    code: String,
+) -> std::result::Result<Ran, String> {
+    let chunk = ctx.name.clone();
+    let mut runner = Runner::start(ctx, code, chunk).await?;
+    let done = runner.done(memories, 1).await?;
+    if let Some(e) = done.error {
+        return Err(e);
     }
-    rx
+    Ok(Ran {
+        writes: done.writes,
+        runner: (!done.events.is_empty()).then_some(runner),
+        events: done.events,
+    })
+}
+
+/// The task that owns a source's handlers' runner: events in, outcomes out. A runner stopped
+/// at a limit, or idle for [`HOST_IDLE`], is dropped (killed); the next event starts another,
+/// whose body's writes are dropped (the body's memories are already stored).
+fn spawn_host(
+    memories: Memories,
+    key: Key,
+    ctx: RunCtx,
+    code: String,
+    events: Vec<(String, usize)>,
+    runner: Runner,
+) -> mpsc::Sender<EventMsg> {
+    let (tx, mut rx) = mpsc::channel::<EventMsg>(64);
+    tokio::spawn(async move {
+        let mut runner = Some(runner);
+        let stop = memories.stopping().clone();
+        loop {
+            let next = tokio::select! {
+                _ = stop.cancelled() => return,
+                next = tokio::time::timeout(HOST_IDLE, rx.recv()) => next,
+            };
+            let msg = match next {
+                Ok(Some(m)) => m,
+                Ok(None) => return,
+                Err(_) => {
+                    runner = None;
+                    continue;
+                }
+            };
+            if runner.is_none() {
+                match run_body(&memories, ctx.clone(), code.clone()).await {
+                    Ok(ran) => runner = ran.runner,
+                    Err(e) => {
+                        let _ = msg.reply.send(EventOutcome {
+                            ran: 0,
+                            stored: 0,
+                            errors: vec![format!("{}: starting its handlers again: {e}", key.2)],
+                        });
+                        continue;
+                    }
+                }
+            }
+            let Some(r) = runner.as_mut() else {
+                let _ = msg.reply.send(EventOutcome {
+                    ran: 0,
+                    stored: 0,
+                    errors: vec![format!(
+                        "{}: its handlers are gone after its last run",
+                        key.2
+                    )],
+                });
+                continue;
+            };
+            let handlers = events
+                .iter()
+                .find(|(e, _)| *e == msg.event)
+                .map_or(1, |(_, n)| *n);
+            let session = msg.session.clone();
+            let done = match r.event(&msg.event, &msg.data, msg.session).await {
+                Ok(()) => r.done(&memories, handlers).await,
+                Err(e) => Err(e),
+            };
+            let outcome = match done {
+                Ok(d) => {
+                    let mut errors = d.errors;
+                    let stored = match memories
+                        .apply(&key, Origin::Handler(session), d.writes)
+                        .await
+                    {
+                        Ok(n) => n,
+                        Err(e) => {
+                            errors.push(format!(
+                                "{}: storing what it stored: {}",
+                                key.2, e.0.message
+                            ));
+                            0
+                        }
+                    };
+                    EventOutcome {
+                        ran: d.ran,
+                        stored,
+                        errors,
+                    }
+                }
+                Err(e) => {
+                    runner = None;
+                    EventOutcome {
+                        ran: handlers,
+                        stored: 0,
+                        errors: vec![e],
+                    }
+                }
+            };
+            let _ = msg.reply.send(outcome);
+        }
+    });
+    tx
+}
+
+/// Who wrote: a run's body (its memories replace the body's earlier ones), or an event
+/// handler (with the event's session).
+enum Origin {
+    Body,
+    Handler(Option<String>),
 }
 
 impl Memories {
-    fn limits(&self) -> Limits {
+    fn run_ctx(&self, ws: &str, root: Option<&Path>, name: &str) -> RunCtx {
         let m = &self.config().memory;
-        Limits {
+        RunCtx {
+            workspace: ws.to_string(),
+            root: root.map(Path::to_path_buf),
+            name: name.to_string(),
             memory_bytes: m.lua_memory_mb.saturating_mul(1024 * 1024),
-            time: Duration::from_millis(m.lua_time_ms),
+            time_ms: m.lua_time_ms,
+            max_content_chars: m.max_content_chars,
+            recency_half_life_days: m.recency_half_life_days,
         }
     }
 
@@ -238,10 +321,7 @@ impl Memories {
     pub async fn sources(&self, req: MemorySourcesRequest) -> Result<MemorySourcesResponse> {
         let ws = workspace(req.workspace.as_deref())?;
         let root = root(req.root.as_deref())?;
-        let root_key = root
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
+        let root_key = root_key(root.as_deref());
         let files = discover(&self.home, root.as_deref());
         let state = self.sources.lock().unwrap_or_else(|e| e.into_inner());
         let sources = files
@@ -272,12 +352,11 @@ impl Memories {
     pub async fn sources_run(&self, req: MemorySourcesRunRequest) -> Result<MemorySourcesResponse> {
         let ws = workspace(req.workspace.as_deref())?;
         let root = root(req.root.as_deref())?;
-        let root_key = root
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        let mut files = discover(&self.home, root.as_deref());
-        if let Some(name) = req.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+        let root_key = root_key(root.as_deref());
+        let all = discover(&self.home, root.as_deref());
+        let mut files = all.clone();
+        let named = req.name.as_deref().map(str::trim).filter(|n| !n.is_empty());
+        if let Some(name) = named {
             files.retain(|f| f.name == name);
             if files.is_empty() {
                 return Err(
@@ -286,70 +365,73 @@ impl Memories {
                 );
             }
         }
-        let limits = self.limits();
-        let handle = tokio::runtime::Handle::current();
-        // Start them all, then collect: sources run in parallel, each on its thread.
+        if let Some(r) = &root {
+            self.remember_project(&ws, r).await?;
+        }
+        // Start them all, then collect: sources run in parallel, each in its runner.
         let mut running = Vec::new();
         for f in files {
-            let env = Env {
-                memories: self.clone(),
-                handle: handle.clone(),
-                workspace: ws.clone(),
-                root: root.clone(),
-                name: f.name.clone(),
-                limits: limits.clone(),
-            };
+            let ctx = self.run_ctx(&ws, root.as_deref(), &f.name);
+            let me = self.clone();
+            let code = f.code.clone();
             let started = Instant::now();
-            running.push((f.name.clone(), f.path.clone(), started, spawn_run(env, f)));
+            let task = tokio::spawn(async move {
+                let code = code?;
+                run_body(&me, ctx, code).await
+            });
+            running.push((f, started, task));
         }
         let mut out = Vec::new();
-        for (name, path, started, rx) in running {
-            let outcome = tokio::time::timeout(limits.time + Duration::from_secs(10), rx).await;
-            let (result, events, tx) = match outcome {
-                Ok(Ok(o)) => (o.result, o.events, o.tx),
-                Ok(Err(_)) => (
-                    Err("the source's thread ended without a result".to_string()),
-                    Vec::new(),
-                    None,
-                ),
-                Err(_) => (
-                    Err("the source did not finish in time (blocked outside Lua)".to_string()),
-                    Vec::new(),
-                    None,
-                ),
-            };
-            let (status, items, error) = match result {
-                Ok(items) => match self.replace_source(&ws, &name, items).await {
-                    Ok(n) => ("ok", n as i64, None),
+        for (f, started, task) in running {
+            let key = (ws.clone(), root_key.clone(), f.name.clone());
+            let result = task
+                .await
+                .unwrap_or_else(|e| Err(format!("the source's run failed: {e}")));
+            let (status, items, error, host) = match result {
+                Ok(ran) => match self.apply(&key, Origin::Body, ran.writes).await {
+                    Ok(n) => ("ok", n as i64, None, ran.runner.map(|r| (r, ran.events))),
                     Err(e) => (
                         "error",
                         0,
-                        Some(format!("{name}: storing its memories: {}", e.0.message)),
+                        Some(format!("{}: storing its memories: {}", f.name, e.0.message)),
+                        None,
                     ),
                 },
-                Err(e) => ("error", 0, Some(e)),
+                Err(e) => ("error", 0, Some(e), None),
             };
             if let Some(e) = &error {
-                tracing::warn!("memory source {path} ({ws}): {e}");
+                tracing::warn!("memory source {} ({ws}): {e}", f.path);
             }
             let s = SourceStatus {
-                name: name.clone(),
-                path,
+                name: f.name.clone(),
+                path: f.path.clone(),
                 workspace: ws.clone(),
                 root: root.as_ref().map(|p| p.display().to_string()),
                 status: status.into(),
                 last_run_at: Some(now()),
                 duration_ms: Some(started.elapsed().as_millis() as i64),
                 items,
-                handlers: events.clone(),
+                handlers: host
+                    .as_ref()
+                    .map(|(_, ev)| ev.iter().map(|(e, _)| e.clone()).collect())
+                    .unwrap_or_default(),
                 error,
             };
             let mut state = self.sources.lock().unwrap_or_else(|e| e.into_inner());
-            let key = (ws.clone(), root_key.clone(), name);
             if status == "ok" {
-                // The new state's handlers replace the old; a failed run keeps the old ones.
-                match tx {
-                    Some(tx) => {
+                // The new runner's handlers replace the old; a failed run keeps the old ones.
+                match host {
+                    Some((runner, events)) => {
+                        let ctx = self.run_ctx(&ws, root.as_deref(), &f.name);
+                        let code = f.code.clone().unwrap_or_default();
+                        let tx = spawn_host(
+                            self.clone(),
+                            key.clone(),
+                            ctx,
+                            code,
+                            events.clone(),
+                            runner,
+                        );
                         state.hosts.insert(key.clone(), HostHandle { events, tx });
                     }
                     None => {
@@ -360,41 +442,144 @@ impl Memories {
             state.statuses.insert(key, s.clone());
             out.push(s);
         }
+        if named.is_none() {
+            // A source whose file is gone stops handling events, and is no longer listed.
+            let mut state = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+            let gone = |k: &Key| k.0 == ws && k.1 == root_key && !all.iter().any(|f| f.name == k.2);
+            state.hosts.retain(|k, _| !gone(k));
+            state.statuses.retain(|k, _| !gone(k));
+        }
         Ok(MemorySourcesResponse { sources: out })
     }
 
-    /// Replaces a source's persistent memories in a workspace by `items`, in one writer job.
-    async fn replace_source(&self, ws: &str, name: &str, items: Vec<NewMemory>) -> Result<usize> {
-        let (ws, name) = (ws.to_string(), name.to_string());
+    /// Applies a run's or a handler's writes in one writer job: its forgets, then (for a body)
+    /// the removal of the body's earlier memories for this root, then its stores. Returns how
+    /// many memories the body now has, or how many the handler stored.
+    async fn apply(&self, key: &Key, origin: Origin, writes: Writes) -> Result<usize> {
+        let (ws, root_key, name) = key.clone();
+        let max = self.config().memory.max_content_chars;
+        let session = match &origin {
+            Origin::Handler(s) => s.clone().unwrap_or_default(),
+            Origin::Body => String::new(),
+        };
+        let body = matches!(origin, Origin::Body);
+        let mut items = Vec::with_capacity(writes.stores.len());
+        for mut req in writes.stores {
+            req.workspace = Some(ws.clone());
+            if body {
+                req.persist = Some(true);
+                req.session = None;
+            }
+            let mut m = check(&req, max, Some(name.clone()))?;
+            m.source_root = root_key.clone();
+            m.from_handler = !body;
+            self.touch(Some(&m.session));
+            items.push(m);
+        }
+        let forgets = writes.forgets;
         self.store
             .writer
             .run(move |ctx| {
-                let rids: Vec<i64> = ctx
-                    .prepare_cached("SELECT rid FROM memories WHERE workspace = ?1 AND source = ?2 AND session = ''")?
-                    .query_map(params![ws, name], |r| r.get(0))?
-                    .collect::<rusqlite::Result<_>>()?;
+                let mut rids = Vec::new();
+                for id in &forgets {
+                    let rid: Option<i64> = ctx
+                        .prepare_cached(
+                            "SELECT rid FROM memories WHERE id = ?1 AND workspace = ?2
+                               AND (session = '' OR session = ?3)",
+                        )?
+                        .query_row(params![id, ws, session], |r| r.get(0))
+                        .ok();
+                    rids.extend(rid);
+                }
                 delete_rids(ctx, &rids)?;
-                for mut m in items {
-                    m.workspace = ws.clone();
-                    m.source = Some(name.clone());
-                    upsert(ctx, &m)?;
+                if body {
+                    let rids: Vec<i64> = ctx
+                        .prepare_cached(
+                            "SELECT rid FROM memories WHERE workspace = ?1 AND source = ?2
+                               AND source_root = ?3 AND from_handler = 0 AND session = ''",
+                        )?
+                        .query_map(params![ws, name, root_key], |r| r.get(0))?
+                        .collect::<rusqlite::Result<_>>()?;
+                    delete_rids(ctx, &rids)?;
+                }
+                let stored = items.len();
+                for m in &items {
+                    upsert(ctx, m)?;
+                }
+                if !body {
+                    return Ok(stored);
                 }
                 let n: i64 = ctx
-                    .prepare_cached("SELECT count(*) FROM memories WHERE workspace = ?1 AND source = ?2 AND session = ''")?
-                    .query_row(params![ws, name], |r| r.get(0))?;
+                    .prepare_cached(
+                        "SELECT count(*) FROM memories WHERE workspace = ?1 AND source = ?2
+                           AND source_root = ?3 AND from_handler = 0 AND session = ''",
+                    )?
+                    .query_row(params![ws, name, root_key], |r| r.get(0))?;
                 Ok(n as usize)
             })
             .await
+    }
+
+    /// Records that sources ran for `root` in `ws`, to run them again at the next start.
+    async fn remember_project(&self, ws: &str, root: &Path) -> Result<()> {
+        let (ws, root) = (ws.to_string(), root.display().to_string());
+        self.store
+            .writer
+            .run(move |ctx| {
+                ctx.prepare_cached(
+                    "INSERT INTO memory_projects(workspace, root, last_run_at) VALUES (?1, ?2, ?3)
+                     ON CONFLICT(workspace, root) DO UPDATE SET last_run_at = excluded.last_run_at",
+                )?
+                .execute(params![ws, root, now()])?;
+                Ok(())
+            })
+            .await
+    }
+
+    /// At start: the home's sources for `default`, then the sources of the projects this
+    /// daemon ran them for (the most recent [`MAX_PROJECTS_AT_START`] whose root still
+    /// exists), one project after another, so that their handlers are back.
+    pub async fn rerun_sources_at_start(&self) {
+        let req = MemorySourcesRunRequest::default();
+        if let Err(e) = self.sources_run(req).await {
+            tracing::warn!("running the memory sources at start: {e}");
+        }
+        let projects = self
+            .store
+            .readers
+            .run(|conn| {
+                Ok(conn
+                    .prepare(
+                        "SELECT workspace, root FROM memory_projects
+                         ORDER BY last_run_at DESC LIMIT ?1",
+                    )?
+                    .query_map([MAX_PROJECTS_AT_START as i64], |r| {
+                        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .await
+            .unwrap_or_default();
+        for (ws, root) in projects {
+            if !Path::new(&root).is_dir() {
+                continue;
+            }
+            let req = MemorySourcesRunRequest {
+                workspace: Some(ws.clone()),
+                root: Some(root.clone()),
+                ..Default::default()
+            };
+            if let Err(e) = self.sources_run(req).await {
+                tracing::warn!("running the memory sources of {root} ({ws}) at start: {e}");
+            }
+        }
     }
 
     /// `memory_event`: the handlers of the workspace's (and root's) sources for `event`.
     pub async fn event(&self, req: MemoryEventRequest) -> Result<MemoryEventResponse> {
         let ws = workspace(req.workspace.as_deref())?;
         let root = root(req.root.as_deref())?;
-        let root_key = root
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
+        let root_key = root_key(root.as_deref());
         let event = req.event.trim().to_string();
         if event.is_empty() || event.len() > 100 {
             return Err(Error::invalid_field(
@@ -403,42 +588,72 @@ impl Memories {
             ));
         }
         let session = super::session(req.session.as_deref())?;
+        self.touch(session.as_deref());
         let data = req.data.unwrap_or(Value::Null);
         let mut waiting = Vec::new();
+        let mut loaded = Vec::new();
         {
             let state = self.sources.lock().unwrap_or_else(|e| e.into_inner());
             for ((w, r, name), host) in &state.hosts {
-                if *w == ws && *r == root_key && host.events.contains(&event) {
-                    let (reply, rx) = oneshot::channel();
-                    let msg = EventMsg {
-                        event: event.clone(),
-                        data: data.clone(),
-                        session: session.clone(),
-                        reply,
-                    };
-                    if host.tx.send(msg).is_ok() {
-                        waiting.push((name.clone(), rx));
-                    }
+                if *w != ws || *r != root_key {
+                    continue;
+                }
+                let names: Vec<&str> = host.events.iter().map(|(e, _)| e.as_str()).collect();
+                loaded.push(format!("{name} ({})", names.join(", ")));
+                if !names.contains(&event.as_str()) {
+                    continue;
+                }
+                let (reply, rx) = oneshot::channel();
+                let msg = EventMsg {
+                    event: event.clone(),
+                    data: data.clone(),
+                    session: session.clone(),
+                    reply,
+                };
+                match host.tx.try_send(msg) {
+                    Ok(()) => waiting.push((name.clone(), rx)),
+                    Err(_) => loaded.push(format!("{name} is busy: too many events queued")),
                 }
             }
         }
-        let limit = self.limits().time + Duration::from_secs(10);
         let (mut handled, mut stored, mut errors) = (0, 0, Vec::new());
         for (name, rx) in waiting {
-            match tokio::time::timeout(limit, rx).await {
-                Ok(Ok((n, errs))) => {
-                    handled += 1;
-                    stored += n as i64;
-                    errors.extend(errs);
+            match rx.await {
+                Ok(o) => {
+                    handled += o.ran as i64;
+                    stored += o.stored as i64;
+                    errors.extend(o.errors);
                 }
-                _ => errors.push(format!("{name}: its handler did not finish in time")),
+                Err(_) => errors.push(format!("{name}: its handlers stopped")),
             }
         }
+        let reason = (handled == 0).then(|| {
+            let place = match &root {
+                Some(r) => format!("workspace {ws:?} and root {}", r.display()),
+                None => format!("workspace {ws:?} without a root"),
+            };
+            if loaded.is_empty() {
+                format!(
+                    "no source with handlers is loaded for {place}: run the sources first (`moss mem sources-run` in the project, or memory_sources_run with its root)"
+                )
+            } else {
+                format!(
+                    "no loaded source handles {event:?} for {place}; loaded: {}",
+                    loaded.join("; ")
+                )
+            }
+        });
         Ok(MemoryEventResponse {
             event,
             handled,
             stored,
             errors,
+            reason,
         })
     }
+}
+
+/// The key of a root in the sources' state and in `memories.source_root`: its path, or ''.
+fn root_key(root: Option<&Path>) -> String {
+    root.map(|p| p.display().to_string()).unwrap_or_default()
 }

@@ -451,6 +451,24 @@ pub const MIGRATIONS: &[&str] = &[
         AND capsule_id = old.id;
     END;
     "#,
+    // 12: a Lua source's memories are keyed by the project root it ran for (`source_root`, ''
+    // without one) and by whether its body or one of its event handlers stored them, so that a
+    // rerun of a project's source replaces only that project's body memories. The projects a
+    // daemon has run sources for are kept, to run them again (and get their handlers back)
+    // after a restart.
+    r#"
+    ALTER TABLE memories ADD COLUMN source_root TEXT NOT NULL DEFAULT '';
+    ALTER TABLE memories ADD COLUMN from_handler INTEGER NOT NULL DEFAULT 0;
+    DROP INDEX memories_source;
+    CREATE INDEX memories_source ON memories(workspace, source, source_root)
+      WHERE source IS NOT NULL;
+    CREATE TABLE memory_projects (
+      workspace   TEXT NOT NULL,
+      root        TEXT NOT NULL,
+      last_run_at INTEGER NOT NULL,
+      PRIMARY KEY (workspace, root)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// Brings the database up to the latest schema. Refuses a database newer than this build.
