@@ -54,8 +54,9 @@ pub struct Memory {
     /// The Lua source that wrote it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
-    /// Unix seconds.
+    /// Unix seconds: the first store.
     pub created_at: i64,
+    /// The latest store (storing the same knowledge again sets it; a recall does not).
     pub updated_at: i64,
     /// When recall last returned it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -206,7 +207,9 @@ pub struct ScoreParts {
     pub text: f64,
     /// 0.5 + w / (w + 1).
     pub weight: f64,
-    /// 0.85 + 0.15 × 0.5^(age / half-life), age from the later of stored and last recalled.
+    /// 0.85 + 0.15 × 0.5^(age / half-life), age from the later of the latest store
+    /// (`updated_at`, which storing the same knowledge again sets) and the last recall
+    /// (`recalled_at`).
     pub recency: f64,
     /// By match kind, divided by 1 + 0.15 × (contexts − 1).
     pub specificity: f64,

@@ -15,8 +15,9 @@
 //!   share of the query's words the memory holds × (0.5 + 0.5 × its BM25 relative to the best
 //!   match's). A slot-only recall has relevance 1.
 //! - weight = 0.5 + w / (w + 1): 1 at the default weight 1, saturating towards 1.5.
-//! - recency = 0.85 + 0.15 × 0.5^(age / half-life), age from the later of stored and last
-//!   recalled, half-life the config's `memory.recency_half_life_days` (7).
+//! - recency = 0.85 + 0.15 × 0.5^(age / half-life), age from the later of the latest store
+//!   (`updated_at`: storing the same knowledge again counts) and the last recall (`recalled_at`),
+//!   half-life the config's `memory.recency_half_life_days` (7).
 //! - specificity = 1 (exact), 0.95 (basename), 0.85 (parent), 0.8 (text only; 1 for a slot
 //!   recall), divided by 1 + 0.15 × (contexts − 1): a memory on many contexts is broad.
 //!
@@ -415,7 +416,8 @@ pub fn score(c: &Candidate, q: &Query, best_bm25: Option<f64>, now: i64) -> Scor
     };
     let w = c.memory.weight;
     let weight = 0.5 + w / (w + 1.0);
-    let last = c.memory.recalled_at.unwrap_or(0).max(c.memory.created_at);
+    // The latest store (every store of the same knowledge sets updated_at) or recall.
+    let last = c.memory.recalled_at.unwrap_or(0).max(c.memory.updated_at);
     let age_days = ((now - last).max(0) as f64) / 86_400.0;
     let recency = 0.85 + 0.15 * 0.5f64.powf(age_days / q.half_life_days.max(0.01));
     let base = if slot_only {

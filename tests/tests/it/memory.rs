@@ -360,3 +360,103 @@ async fn memory_tools_without_a_session_work_over_mcp() {
     }
     d.stop().await;
 }
+
+/// Recency counts from the latest store or recall: storing known knowledge again makes it recent
+/// (an upsert moves `updated_at`), and a recall's own record (`recalled_at`) leaves `updated_at`
+/// alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storing_known_knowledge_again_makes_it_recent() {
+    use moss_client::memory::{Contexts, MemoryRecallRequest, MemoryStoreRequest};
+    use moss_daemon::associative::Memories;
+    use moss_daemon::store::{Store, StoreOptions};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let opts = StoreOptions {
+        durability: moss_daemon::config::Durability::Normal,
+        read_pool_size: 2,
+        read_pool_idle: 1,
+        search_tokenizer: Default::default(),
+    };
+    let (db, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
+    let mem = Memories::new(
+        db.clone(),
+        Arc::new(moss_daemon::config::Config::default()),
+        dir.path().to_path_buf(),
+    );
+    let req = |content: &str, weight: f64| MemoryStoreRequest {
+        content: content.into(),
+        context: Some(Contexts::One("deploy".into())),
+        weight: Some(weight),
+        ..Default::default()
+    };
+    let again = "Deploys go through the staging cluster first";
+    let other = "Deploys need a green build";
+    let a = mem.store(req(again, 1.0)).await.unwrap();
+    let b = mem.store(req(other, 1.1)).await.unwrap();
+    // Both stored sixty days ago.
+    let old = moss_daemon::store::now() - 60 * 86_400;
+    db.writer
+        .run(move |ctx| {
+            ctx.execute(
+                "UPDATE memories SET created_at = ?1, updated_at = ?1",
+                [old],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    // Stored again today: the same knowledge, now recent.
+    let stored = mem.store(req(again, 1.0)).await.unwrap();
+    assert_eq!((stored.created, &stored.memory.id), (false, &a.memory.id));
+    let recall = || {
+        mem.recall(MemoryRecallRequest {
+            context: Some("deploy".into()),
+            explain: Some(true),
+            ..Default::default()
+        })
+    };
+    let r = recall().await.unwrap();
+    let recency = |id: &str| {
+        let item = r.items.iter().find(|i| i.memory.id == id).unwrap();
+        item.explain.as_ref().unwrap().recency
+    };
+    assert!(recency(&a.memory.id) > 0.99, "{r:?}");
+    assert!(recency(&b.memory.id) < 0.86, "{r:?}");
+    assert_eq!(r.items[0].memory.content, again, "{r:?}");
+    assert_eq!(r.items[0].memory.created_at, old, "{r:?}");
+
+    // The recall is recorded as recalled_at; updated_at stays the latest store.
+    let b_id = b.memory.id.clone();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let (recalled_at, updated_at) = loop {
+        let id = b_id.clone();
+        let row: (Option<i64>, i64) = db
+            .readers
+            .run(move |conn| {
+                Ok(conn.query_row(
+                    "SELECT recalled_at, updated_at FROM memories WHERE id = ?1",
+                    [&id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?)
+            })
+            .await
+            .unwrap();
+        if row.0.is_some() || std::time::Instant::now() > deadline {
+            break row;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    assert!(recalled_at.is_some_and(|t| t > old), "{recalled_at:?}");
+    assert_eq!(updated_at, old);
+    // And a recall counts as much as a store.
+    let r = recall().await.unwrap();
+    assert!(
+        r.items
+            .iter()
+            .all(|i| i.explain.as_ref().unwrap().recency > 0.99),
+        "{r:?}"
+    );
+    db.writer.close().await;
+    threads.join();
+}

@@ -159,7 +159,7 @@ async fn moss_ranking_beats_bm25_and_weight_then_recency_on_the_fixture() {
                 });
                 let mut wr: Vec<&rank::Candidate> = cands.iter().collect();
                 let last = |c: &rank::Candidate| {
-                    c.memory.recalled_at.unwrap_or(0).max(c.memory.created_at)
+                    c.memory.recalled_at.unwrap_or(0).max(c.memory.updated_at)
                 };
                 wr.sort_by(|a, b| {
                     b.memory
