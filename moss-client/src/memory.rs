@@ -161,7 +161,8 @@ pub struct MemoryRecallRequest {
     /// Only memories of this slot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot: Option<String>,
-    /// Only memories attached to this context (or, less specifically, to a parent directory).
+    /// Only memories attached to this context (or, less specifically, to a parent directory);
+    /// with `query`, ranked by how well they match it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
     /// Workspace (default "default").
@@ -201,7 +202,8 @@ pub struct ScoreParts {
     pub relevance: f64,
     /// How the best context matched: `exact`, `basename`, `parent`, `slot` or `none`.
     pub context_match: String,
-    /// The context part of relevance: the match's score over √(the query's words).
+    /// The context part of relevance: the match's score over √(the query's words), an
+    /// explicit `context` counting as one word.
     pub context: f64,
     /// The text part: query terms found × the BM25 rank relative to the best match.
     pub text: f64,

@@ -4,14 +4,17 @@
 //! ways: in the full-text index over content, contexts and slot (BM25), and as contexts: a word
 //! equal to a memory's context matches it exactly (`auth.py`); one whose file name is a
 //! memory's context, or the reverse, matches by basename; a path matches memories attached to
-//! its parent directories, less the further up they are. `context` narrows to context matches,
-//! `slot` to one slot (alone, it lists the slot).
+//! its parent directories, less the further up they are. `context` narrows to that context's
+//! matches (exact, basename, parent directories); with a query as well, those memories are
+//! ranked by the query's full-text match, so one holding its words comes first. `slot` narrows
+//! to one slot (alone, it lists the slot).
 //!
 //! **Score** = relevance × weight × recency × specificity, each explained by `explain: true`:
 //!
 //! - relevance = 1 − (1 − context) × (1 − text), where context is 1 (exact), 0.9 (basename) or
 //!   0.75 − 0.1 per level above the first (parent directory, at least 0.3), divided by √(the
-//!   query's words) since a context matches one word of it, and text is the
+//!   query's words) since a context matches one word of it (an explicit `context` counts as one
+//!   word more: alone it scores in full, with a query it shares the question), and text is the
 //!   share of the query's words the memory holds × (0.5 + 0.5 × its BM25 relative to the best
 //!   match's). A slot-only recall has relevance 1.
 //! - weight = 0.5 + w / (w + 1): 1 at the default weight 1, saturating towards 1.5.
@@ -295,14 +298,15 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
             }
         }
     }
-    // Full text (not when narrowed to a context: that is a context lookup).
+    // Full text over the workspaces (narrowed to a context, only the context's memories are
+    // ranked by it: see `ranks_within`).
+    let expr = q
+        .terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "")))
+        .collect::<Vec<_>>()
+        .join(" OR ");
     if q.context.is_none() && !q.terms.is_empty() {
-        let expr = q
-            .terms
-            .iter()
-            .map(|t| format!("\"{}\"", t.replace('"', "")))
-            .collect::<Vec<_>>()
-            .join(" OR ");
         let mut stmt = conn.prepare_cached(
             "SELECT m.rid, bm25(memories_fts, 1.0, 2.0, 1.0) AS rank
              FROM fts.memories_fts AS f CROSS JOIN memories AS m ON m.rid = f.rowid
@@ -331,11 +335,21 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
             add(rid?, None, ContextMatch::None);
         }
     }
+    // Narrowed to a context, each of the context's memories gets the query's full-text rank,
+    // looked up by rowid: none is missed however common the words are elsewhere.
+    let mut ranks_within = if q.context.is_some() && !q.terms.is_empty() {
+        Some(conn.prepare_cached(
+            "SELECT bm25(memories_fts, 1.0, 2.0, 1.0) FROM fts.memories_fts AS f
+             WHERE f.memories_fts MATCH ?1 AND f.rowid = ?2",
+        )?)
+    } else {
+        None
+    };
     let mut load = conn.prepare_cached(&format!(
         "SELECT m.seq, m.context_count, m.session, {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
     ))?;
     let mut out = Vec::with_capacity(matches.len());
-    for (rid, (bm25, context_match)) in matches {
+    for (rid, (mut bm25, context_match)) in matches {
         let Some((seq, context_count, sess, memory)) = load
             .query_row([rid], |r| {
                 Ok((
@@ -354,6 +368,12 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
         }
         if q.slot.is_some() && memory.slot != q.slot {
             continue;
+        }
+        if let Some(stmt) = ranks_within.as_mut() {
+            bm25 = stmt
+                .query_row(params![expr, rid], |r| r.get::<_, f64>(0))
+                .optional()
+                .map_err(|e| crate::capsule::search::query_error(e, &expr))?;
         }
         let coverage = coverage(&memory, &q.phrase_contexts);
         out.push(Candidate {
@@ -395,9 +415,10 @@ fn coverage(m: &Memory, words: &[String]) -> f64 {
 /// Scores a candidate. `best_bm25` is the best (lowest) BM25 among the candidates.
 pub fn score(c: &Candidate, q: &Query, best_bm25: Option<f64>, now: i64) -> ScoreParts {
     let slot_only = q.slot.is_some() && q.context.is_none() && q.phrase_contexts.is_empty();
-    // A context matches one word of the query: in a longer question it says less.
+    // A context matches one word of the query: in a longer question it says less. An explicit
+    // context counts as one word more.
     let words = if q.context.is_some() {
-        1
+        1 + q.phrase_contexts.len()
     } else {
         q.phrase_contexts.len().max(1)
     };

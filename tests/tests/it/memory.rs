@@ -460,3 +460,64 @@ async fn storing_known_knowledge_again_makes_it_recent() {
     db.writer.close().await;
     threads.join();
 }
+
+/// With both `context` and `query`, the context's memories are ranked by the query: one that
+/// holds the query's words comes before one that does not; `context` alone lists them as before.
+#[tokio::test]
+async fn a_query_ranks_within_a_context() {
+    let d = TestDaemon::start().await;
+    store(&d, json!({"content": "Sessions expire after 30 minutes", "context": "src/auth.py", "weight": 2.0})).await;
+    store(
+        &d,
+        json!({"content": "Passwords are hashed with argon2", "context": "src/auth.py"}),
+    )
+    .await;
+    store(
+        &d,
+        json!({"content": "Auth tokens are signed with the KMS key", "context": "src"}),
+    )
+    .await;
+    store(
+        &d,
+        json!({"content": "Passwords of service accounts rotate monthly", "context": "infra"}),
+    )
+    .await;
+
+    let r = recall(
+        &d,
+        json!({"context": "src/auth.py", "query": "how are passwords hashed", "explain": true}),
+    )
+    .await;
+    assert_eq!(
+        contents(&r),
+        [
+            "Passwords are hashed with argon2",
+            "Sessions expire after 30 minutes",
+            "Auth tokens are signed with the KMS key"
+        ],
+        "{r}"
+    );
+    let (hit, miss) = (&r["items"][0]["explain"], &r["items"][1]["explain"]);
+    assert!(hit["text"].as_f64().unwrap() > 0.5, "{hit}");
+    assert_eq!(miss["text"], 0.0, "{miss}");
+    assert!(
+        hit["relevance"].as_f64() > miss["relevance"].as_f64(),
+        "{r}"
+    );
+    assert_eq!(hit["context_match"], "exact");
+
+    // The context alone: its memories by weight, relevance 1 for the exact ones.
+    let r = recall(&d, json!({"context": "src/auth.py", "explain": true})).await;
+    assert_eq!(
+        contents(&r),
+        [
+            "Sessions expire after 30 minutes",
+            "Passwords are hashed with argon2",
+            "Auth tokens are signed with the KMS key"
+        ],
+        "{r}"
+    );
+    assert_eq!(r["items"][0]["explain"]["relevance"], 1.0);
+    assert_eq!(r["items"][1]["explain"]["relevance"], 1.0);
+    d.stop().await;
+}
