@@ -266,7 +266,8 @@ pub struct MemoryForgetRequest {
     /// Memories attached to exactly this context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
-    /// Workspace (default "default"); never reaches into "global" unless named.
+    /// Workspace (default "default"): by id too, only its memories are removed; never reaches
+    /// into "global" unless named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
     /// Report what would be removed; remove nothing.

@@ -644,20 +644,37 @@ impl Memories {
             .readers
             .run(move |conn| {
                 let rows: Vec<(i64, Memory)> = if let Some(ids) = &by_id {
+                    // Only in the named workspace: another one's memory, or a global one
+                    // when `global` is not named, is not found.
                     let mut out = Vec::new();
                     for id in ids {
                         let found = conn
                             .prepare_cached(&format!(
                                 "SELECT m.rid, {MEMORY_COLUMNS} FROM memories m WHERE m.id = ?1
-                                   AND (m.session = '' OR m.session = ?2)"
+                                   AND m.workspace = ?3 AND (m.session = '' OR m.session = ?2)"
                             ))?
-                            .query_row(params![id, session], |r| Ok((r.get(0)?, memory_from_row_at(r, 1)?)))
+                            .query_row(params![id, session, ws], |r| Ok((r.get(0)?, memory_from_row_at(r, 1)?)))
                             .optional()?;
                         match found {
                             Some(f) => out.push(f),
                             None => {
-                                return Err(Error::not_found(format!("no memory {id:?}"))
-                                    .with_details(json!({ "field": "id", "id": id })));
+                                let elsewhere: Option<String> = conn
+                                    .prepare_cached(
+                                        "SELECT workspace FROM memories WHERE id = ?1
+                                           AND (session = '' OR session = ?2)",
+                                    )?
+                                    .query_row(params![id, session], |r| r.get(0))
+                                    .optional()?;
+                                let hint = match elsewhere {
+                                    Some(w) => format!(
+                                        "; it is in workspace {w:?}: name that workspace to forget it"
+                                    ),
+                                    None => String::new(),
+                                };
+                                return Err(Error::not_found(format!(
+                                    "no memory {id:?} in workspace {ws:?}{hint}"
+                                ))
+                                .with_details(json!({ "field": "id", "id": id, "workspace": ws })));
                             }
                         }
                     }

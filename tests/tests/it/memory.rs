@@ -521,3 +521,81 @@ async fn a_query_ranks_within_a_context() {
     assert_eq!(r["items"][1]["explain"]["relevance"], 1.0);
     d.stop().await;
 }
+
+/// A forget by id reaches only the workspace it names: another workspace's memory, or a
+/// `global` one when `global` is not named, is not found and stays.
+#[tokio::test]
+async fn a_forget_by_id_stays_in_its_workspace() {
+    let d = TestDaemon::start().await;
+    let a = store(
+        &d,
+        json!({"content": "Shop A ships from Leeds", "workspace": "shop-a"}),
+    )
+    .await;
+    let g = store(
+        &d,
+        json!({"content": "User prefers dark mode", "workspace": "global"}),
+    )
+    .await;
+    let (a_id, g_id) = (
+        a["memory"]["id"].as_str().unwrap(),
+        g["memory"]["id"].as_str().unwrap(),
+    );
+    for (body, ws) in [
+        (json!({"id": a_id, "workspace": "shop-b"}), "shop-b"),
+        (json!({"id": a_id}), "default"),
+        (json!({"ids": [a_id], "workspace": "shop-b"}), "shop-b"),
+        (json!({"id": g_id}), "default"),
+        (json!({"id": g_id, "workspace": "shop-a"}), "shop-a"),
+    ] {
+        let e = fails(&d, "/memories/forget", body.clone(), 404, "NOT_FOUND").await;
+        let id = body["id"].as_str().or(body["ids"][0].as_str()).unwrap();
+        assert_eq!(
+            (
+                e["details"]["id"].as_str(),
+                e["details"]["workspace"].as_str()
+            ),
+            (Some(id), Some(ws)),
+            "{body}: {e}"
+        );
+        let msg = e["message"].as_str().unwrap();
+        assert!(msg.contains(id) && msg.contains(ws), "{body}: {msg}");
+    }
+    // The answer says where the memory is.
+    let e = fails(
+        &d,
+        "/memories/forget",
+        json!({"id": a_id, "workspace": "shop-b"}),
+        404,
+        "NOT_FOUND",
+    )
+    .await;
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("in workspace \"shop-a\""),
+        "{e}"
+    );
+    // Both are still there.
+    let r = recall(&d, json!({"query": "Leeds", "workspace": "shop-a"})).await;
+    assert_eq!(contents(&r), ["Shop A ships from Leeds"]);
+    let r = recall(&d, json!({"query": "dark mode"})).await;
+    assert_eq!(contents(&r), ["User prefers dark mode"]);
+    // Named, they go.
+    let gone = ok(
+        &d,
+        "/memories/forget",
+        json!({"id": a_id, "workspace": "shop-a"}),
+    )
+    .await;
+    assert_eq!(gone["removed"][0]["id"], a_id);
+    let gone = ok(
+        &d,
+        "/memories/forget",
+        json!({"id": g_id, "workspace": "global"}),
+    )
+    .await;
+    assert_eq!(gone["removed"][0]["id"], g_id);
+    d.stop().await;
+}
