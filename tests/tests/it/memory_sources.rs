@@ -620,8 +620,10 @@ async fn two_projects_sources_keep_each_others_memories() {
                 .len()
         }
     };
-    run(&d, "default", a.path()).await;
-    run(&d, "default", b.path()).await;
+    let ra = run(&d, "default", a.path()).await;
+    let rb = run(&d, "default", b.path()).await;
+    assert_eq!(status(&ra, "git.lua")["status"], "ok", "{ra}");
+    assert_eq!(status(&rb, "git.lua")["status"], "ok", "{rb}");
     assert_eq!(
         recall("cart total").await,
         1,
