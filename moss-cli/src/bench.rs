@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::output::outln;
 use clap::Args;
 use moss_client::Client;
 use moss_client::capsule::{AppendRequest, FetchRequest, StoreMode, StoreRequest};
@@ -436,22 +437,30 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
         index_catch_up_s,
     };
     if args.json {
-        println!("{}", serde_json::to_string(&report)?);
+        outln!("{}", serde_json::to_string(&report)?)?;
     } else {
-        print_table(&report);
+        print_table(&report)?;
     }
     Ok(())
 }
 
-fn print_table(r: &Report) {
-    println!(
+fn print_table(r: &Report) -> anyhow::Result<()> {
+    outln!(
         "moss bench: {} clients, {} s per phase, {}-byte capsules, daemon at {}",
-        r.clients, r.duration_s, r.size_bytes, r.addr
-    );
-    println!(
+        r.clients,
+        r.duration_s,
+        r.size_bytes,
+        r.addr
+    )?;
+    outln!(
         "{:<8} {:>10} {:>12} {:>9} {:>9} {:>8}",
-        "op", "ops", "ops/s", "p50 ms", "p99 ms", "errors"
-    );
+        "op",
+        "ops",
+        "ops/s",
+        "p50 ms",
+        "p99 ms",
+        "errors"
+    )?;
     for (name, op) in [
         ("store", Some(&r.store)),
         ("append", r.append.as_ref()),
@@ -461,24 +470,32 @@ fn print_table(r: &Report) {
     .into_iter()
     .filter_map(|(name, op)| Some((name, op?)))
     {
-        println!(
+        outln!(
             "{:<8} {:>10} {:>12.0} {:>9.3} {:>9.3} {:>8}",
-            name, op.ops, op.throughput, op.p50_ms, op.p99_ms, op.errors
-        );
+            name,
+            op.ops,
+            op.throughput,
+            op.p50_ms,
+            op.p99_ms,
+            op.errors
+        )?;
         if let Some(e) = &op.first_error {
-            println!("         first error: {e}");
+            outln!("         first error: {e}")?;
         }
     }
-    println!(
+    outln!(
         "store/health {:.3}   fetch/health {:.3}   (workspace {})",
-        r.store_health_ratio, r.fetch_health_ratio, r.workspace
-    );
+        r.store_health_ratio,
+        r.fetch_health_ratio,
+        r.workspace
+    )?;
     match r.index_catch_up_s {
-        Some(s) => println!(
+        Some(s) => outln!(
             "full-text index caught up {s:.1} s after the store phase (the fetch phase waited for it)"
-        ),
-        None => println!("the daemon does not report its full-text index (older than this moss)"),
+        )?,
+        None => outln!("the daemon does not report its full-text index (older than this moss)")?,
     }
+    Ok(())
 }
 
 /// Waits until the daemon's full-text index holds every write; returns how long that took, or

@@ -17,6 +17,7 @@ use moss_client::memory::{Contexts, MemoryRecallRequest, MemoryStoreRequest};
 use serde::Serialize;
 
 use crate::bench::{OpReport, XorShift, capsule_of_size, phase};
+use crate::output::outln;
 
 #[derive(Debug, Serialize)]
 struct MemoryReport {
@@ -191,38 +192,46 @@ pub async fn run(
         recall_slot,
     };
     if json {
-        println!("{}", serde_json::to_string(&report)?);
+        outln!("{}", serde_json::to_string(&report)?)?;
     } else {
         let row = |name: &str, o: &OpReport, target: &str| {
-            println!(
+            outln!(
                 "{name:<28} {:>9.0}/s  p50 {:>7.2} ms  p95 {:>7.2} ms  p99 {:>7.2} ms  errors {}  {target}",
-                o.throughput, o.p50_ms, o.p95_ms, o.p99_ms, o.errors
+                o.throughput,
+                o.p50_ms,
+                o.p95_ms,
+                o.p99_ms,
+                o.errors
             )
         };
-        println!(
+        outln!(
             "moss bench --memory: {} clients, {} s per phase, {}-byte texts, daemon at {}",
-            report.clients, report.duration_s, report.size_bytes, report.addr
-        );
-        row("capsule_store", &report.capsule_store, "");
-        row("memory_store", &report.memory_store, "");
-        println!(
+            report.clients,
+            report.duration_s,
+            report.size_bytes,
+            report.addr
+        )?;
+        row("capsule_store", &report.capsule_store, "")?;
+        row("memory_store", &report.memory_store, "")?;
+        outln!(
             "memory_store / capsule_store  {:.2}  (target ≥ 0.8)",
             report.memory_capsule_ratio
-        );
+        )?;
         row(
             &format!("recall rare term, {} mem.", report.memories),
             &report.recall_rare,
             "(target p95 < 10 ms)",
-        );
+        )?;
         row(
             &format!("recall slot, {} mem.", report.memories),
             &report.recall_slot,
             "(target p95 < 10 ms)",
-        );
-        println!(
+        )?;
+        outln!(
             "(populating took {:.1} s; workspace {})",
-            report.populate_s, report.workspace
-        );
+            report.populate_s,
+            report.workspace
+        )?;
     }
     Ok(())
 }

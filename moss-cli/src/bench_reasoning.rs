@@ -23,6 +23,7 @@ use moss_client::tasks::{NewStep, TasksCreateRequest, TasksRadarRequest};
 use serde::Serialize;
 
 use crate::bench::{OpReport, capsule_of_size, phase};
+use crate::output::outln;
 
 /// What `--reasoning` is told.
 #[derive(Debug, Clone, Copy)]
@@ -373,35 +374,42 @@ pub async fn run(client: &Client, s: Sizes, json: bool) -> anyhow::Result<()> {
         tasks_radar,
     };
     if json {
-        println!("{}", serde_json::to_string(&report)?);
+        outln!("{}", serde_json::to_string(&report)?)?;
     } else {
-        print_table(&report);
+        print_table(&report)?;
     }
     Ok(())
 }
 
-fn print_table(r: &ReasoningReport) {
-    println!(
+fn print_table(r: &ReasoningReport) -> anyhow::Result<()> {
+    outln!(
         "moss bench --reasoning: {} clients, {} s per phase, {}-byte notes, daemon at {}",
-        r.clients, r.duration_s, r.size_bytes, r.addr
-    );
+        r.clients,
+        r.duration_s,
+        r.size_bytes,
+        r.addr
+    )?;
     let row = |name: &str, o: &OpReport, target: &str| {
-        println!(
+        outln!(
             "{name:<34} {:>9.0}/s  p50 {:>7.2} ms  p95 {:>7.2} ms  p99 {:>7.2} ms  errors {}  {target}",
-            o.throughput, o.p50_ms, o.p95_ms, o.p99_ms, o.errors
+            o.throughput,
+            o.p50_ms,
+            o.p95_ms,
+            o.p99_ms,
+            o.errors
         )
     };
-    row("capsule_store", &r.capsule_store, "");
-    row("branchmind_notes_commit", &r.notes_commit, "");
-    println!(
+    row("capsule_store", &r.capsule_store, "")?;
+    row("branchmind_notes_commit", &r.notes_commit, "")?;
+    outln!(
         "notes_commit / capsule_store        {:.2}  (target ≥ 0.8)",
         r.notes_store_ratio
-    );
+    )?;
     row(
         &format!("show, derived of {} entries", r.base_entries),
         &r.show_derived,
         "(target p95 < 5 ms)",
-    );
+    )?;
     row(
         &format!(
             "graph_query, {}×{} versions",
@@ -409,18 +417,23 @@ fn print_table(r: &ReasoningReport) {
         ),
         &r.graph_query,
         "(target p95 < 10 ms)",
-    );
-    println!(
+    )?;
+    outln!(
         "graph_merge of {} keys              {:.1} ms, {} merged  (target < 1000 ms)",
-        r.merge_keys, r.graph_merge_ms, r.graph_merged
-    );
+        r.merge_keys,
+        r.graph_merge_ms,
+        r.graph_merged
+    )?;
     row(
         &format!("tasks_radar, {} steps", r.task_steps),
         &r.tasks_radar,
         "(target p95 < 5 ms)",
-    );
-    println!(
+    )?;
+    outln!(
         "(populating: {:.1} s for the entries, {:.1} s for the graph; workspace {})",
-        r.populate_entries_s, r.populate_graph_s, r.workspace
-    );
+        r.populate_entries_s,
+        r.populate_graph_s,
+        r.workspace
+    )?;
+    Ok(())
 }

@@ -21,6 +21,7 @@ use moss_client::capsule::{ListRequest, SearchRequest, StoreMode, StoreRequest};
 use serde::Serialize;
 
 use crate::bench::{OpReport, XorShift, capsule_of_size, phase};
+use crate::output::outln;
 
 const RARE: u64 = 1000;
 const UNUSUAL: u64 = 500;
@@ -199,29 +200,45 @@ pub async fn run(
         common,
     };
     if json {
-        println!("{}", serde_json::to_string(&report)?);
+        outln!("{}", serde_json::to_string(&report)?)?;
     } else {
-        println!(
+        outln!(
             "moss bench --search: {} capsules in {:?}, {} clients, {} s, daemon at {}",
-            report.capsules, report.workspace, report.clients, report.duration_s, report.addr
-        );
+            report.capsules,
+            report.workspace,
+            report.clients,
+            report.duration_s,
+            report.addr
+        )?;
         if report.populate_s > 0.0 {
-            println!("corpus built in {:.1} s", report.populate_s);
+            outln!("corpus built in {:.1} s", report.populate_s)?;
         }
-        println!(
+        outln!(
             "{:<26} {:>8} {:>9} {:>9} {:>9} {:>9} {:>7}",
-            "query", "ops", "ops/s", "p50 ms", "p95 ms", "p99 ms", "errors"
-        );
+            "query",
+            "ops",
+            "ops/s",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "errors"
+        )?;
         for (name, op) in [
             ("rare terms (<1% each)", &report.rare),
             ("mossall (every capsule)", &report.common),
         ] {
-            println!(
+            outln!(
                 "{:<26} {:>8} {:>9.0} {:>9.3} {:>9.3} {:>9.3} {:>7}",
-                name, op.ops, op.throughput, op.p50_ms, op.p95_ms, op.p99_ms, op.errors
-            );
+                name,
+                op.ops,
+                op.throughput,
+                op.p50_ms,
+                op.p95_ms,
+                op.p99_ms,
+                op.errors
+            )?;
             if let Some(e) = &op.first_error {
-                println!("  first error: {e}");
+                outln!("  first error: {e}")?;
             }
         }
     }

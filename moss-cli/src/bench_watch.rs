@@ -18,6 +18,7 @@ use moss_client::capsule::{RunIds, StoreRequest, WatchRequest};
 use serde::Serialize;
 
 use crate::bench::capsule_of_size;
+use crate::output::outln;
 
 #[derive(Debug, Serialize)]
 struct Report {
@@ -200,25 +201,35 @@ pub async fn run(
         wake_p99_ms: (pct(&lower, 0.99), pct(&upper, 0.99)),
     };
     if json {
-        println!("{}", serde_json::to_string(&report)?);
+        outln!("{}", serde_json::to_string(&report)?)?;
         return Ok(());
     }
-    println!(
+    outln!(
         "moss bench --watch: {} waiters, {} writers at {} writes/s in all, {:.1} s",
-        report.waiters, report.writers, report.rate_per_s, report.duration_s
-    );
-    println!(
+        report.waiters,
+        report.writers,
+        report.rate_per_s,
+        report.duration_s
+    )?;
+    outln!(
         "writes {:>8}   capsule_store p50 {:.2} ms  p99 {:.2} ms",
-        report.writes, report.store_p50_ms, report.store_p99_ms
-    );
-    println!(
+        report.writes,
+        report.store_p50_ms,
+        report.store_p99_ms
+    )?;
+    outln!(
         "events {:>8} of {} expected, {} seen twice",
-        report.events, report.expected_events, report.duplicates
-    );
-    println!(
+        report.events,
+        report.expected_events,
+        report.duplicates
+    )?;
+    outln!(
         "capsule_watch wake-up, commit → answer: p50 {:.2}-{:.2} ms  p99 {:.2}-{:.2} ms",
-        report.wake_p50_ms.0, report.wake_p50_ms.1, report.wake_p99_ms.0, report.wake_p99_ms.1
-    );
-    println!("(each between the writer's answer and the writer's request as the commit time)");
+        report.wake_p50_ms.0,
+        report.wake_p50_ms.1,
+        report.wake_p99_ms.0,
+        report.wake_p99_ms.1
+    )?;
+    outln!("(each between the writer's answer and the writer's request as the commit time)")?;
     Ok(())
 }

@@ -9,6 +9,7 @@ use moss_client::capsule::{
 };
 
 use crate::capsule::{AddressArgs, Orchestration, flag, stdin_text};
+use crate::output::outln;
 use crate::output::{Format, print};
 
 #[derive(Debug, Args)]
@@ -119,7 +120,7 @@ pub async fn compose(a: ComposeArgs, client: &Client, format: Format) -> anyhow:
         && format == Format::Table
         && let Ok(doc) = serde_json::from_str::<ComposeParts>(&resp.bundle_text)
     {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(());
     }
     print(&resp, format)

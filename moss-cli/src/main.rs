@@ -207,13 +207,16 @@ fn main() -> ExitCode {
                 output::print(&client.tools().await?, cli.format)
             }
             Command::Completions { shell } => {
-                clap_complete::generate(shell, &mut Cli::command(), "moss", &mut std::io::stdout());
-                Ok(())
+                let mut script = Vec::new();
+                clap_complete::generate(shell, &mut Cli::command(), "moss", &mut script);
+                output::out!("{}", String::from_utf8_lossy(&script))
             }
         }
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // `moss … | head`: the reader has what it wanted; like `cat`, stop without a word.
+        Err(e) if e.is::<output::StdoutClosed>() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{}", output::paint_error(&output::error_line(&e)));
             ExitCode::FAILURE

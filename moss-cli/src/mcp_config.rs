@@ -7,6 +7,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 
+use crate::output::out;
 use crate::{autostart, connect};
 
 /// MCP over stdio, forwarded to the daemon; or `config` to print a client's configuration.
@@ -94,7 +95,7 @@ pub async fn run(args: McpArgs, addr: &str) -> anyhow::Result<()> {
                 )?;
                 http_config(c.client, &mcp_url(addr, &c.toolsets), &token)
             };
-            print!("{text}");
+            out!("{text}")?;
             eprintln!("{hint}");
             Ok(())
         }

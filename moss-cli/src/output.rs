@@ -1,7 +1,7 @@
 //! Rendering results: JSON for scripts, tables for people, and one-line errors. Colour (error
 //! prefixes, warnings, table headers) only on a terminal, and never when `NO_COLOR` is set.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 use comfy_table::{
     Attribute, Cell, Color, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED,
@@ -25,11 +25,53 @@ pub enum Format {
 /// Prints `value` in `format`: JSON exactly as the daemon answered, or the type's own table.
 pub fn print<T: Render>(value: &T, format: Format) -> anyhow::Result<()> {
     match format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(value)?),
-        Format::Table => println!("{}", value.table()),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(value)?),
+        Format::Table => outln!("{}", value.table()),
     }
-    Ok(())
 }
+
+/// Whoever read stdout closed it (`moss tools | head -3`): not a failure, the command stops
+/// quietly. `println!` would panic there, so everything on stdout goes through [`write_stdout`].
+#[derive(Debug, thiserror::Error)]
+#[error("stdout was closed by its reader")]
+pub struct StdoutClosed;
+
+/// Writes `args` (and a newline with `newline`) to stdout; a closed pipe is [`StdoutClosed`].
+///
+/// The Rust runtime ignores SIGPIPE, so a write to a closed pipe is an `EPIPE` error here,
+/// never a signal; restoring the default signal would also kill `moss` on a socket the daemon
+/// closed mid-write, and takes `unsafe`.
+pub fn write_stdout(args: std::fmt::Arguments<'_>, newline: bool) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let written = out
+        .write_fmt(args)
+        .and_then(|()| {
+            if newline {
+                out.write_all(b"\n")
+            } else {
+                Ok(())
+            }
+        })
+        .and_then(|()| out.flush());
+    written.map_err(|e| match e.kind() {
+        std::io::ErrorKind::BrokenPipe => anyhow::Error::new(StdoutClosed),
+        _ => anyhow::Error::new(e).context("cannot write to stdout"),
+    })
+}
+
+/// `println!` that returns an error, [`StdoutClosed`] when the reader went away.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format_args!($($arg)*), true)
+    };
+}
+/// `print!` that returns an error, [`StdoutClosed`] when the reader went away.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format_args!($($arg)*), false)
+    };
+}
+pub(crate) use {out, outln};
 
 /// How a response reads as a table. Each response type says it; the default is one
 /// key/value row per field.

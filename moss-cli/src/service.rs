@@ -15,6 +15,7 @@ use moss_client::daemon::Health;
 
 use crate::autostart::{self, Probe, Unavailable};
 use crate::connect;
+use crate::output::{out, outln};
 
 const SYSTEMD_TEMPLATE: &str = include_str!("../../systemd/moss.service");
 const LAUNCHD_TEMPLATE: &str = include_str!("../../launchd/dev.moss.mossd.plist");
@@ -325,7 +326,7 @@ async fn install(a: InstallArgs, addr: &str) -> anyhow::Result<()> {
     let text = manager.render(&mossd, &sock.to_string(), &home)?;
     let path = manager.path()?;
     if a.dry_run {
-        print!("{text}");
+        out!("{text}")?;
         eprintln!(
             "dry run: would write {} (mossd {}, --addr {sock}, MOSS_HOME {}); nothing written",
             path.display(),
@@ -342,14 +343,14 @@ async fn install(a: InstallArgs, addr: &str) -> anyhow::Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     std::fs::write(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
-    println!(
+    outln!(
         "wrote {} (mossd {}, --addr {sock}, MOSS_HOME {})",
         path.display(),
         mossd.display(),
         home.display()
-    );
+    )?;
     if a.no_enable {
-        println!(
+        outln!(
             "not enabled (--no-enable); enable it with: {}",
             match manager {
                 Manager::Systemd => format!(
@@ -357,28 +358,28 @@ async fn install(a: InstallArgs, addr: &str) -> anyhow::Result<()> {
                 ),
                 Manager::Launchd => format!("launchctl bootstrap gui/$(id -u) {}", path.display()),
             }
-        );
+        )?;
         return Ok(());
     }
     // A daemon moss started itself would hold the port and the database.
     let client = connect::client(addr)?;
     if !service_was_running && let Probe::Up(_) = autostart::probe(&client).await {
         crate::lifecycle::stop(addr, false).await?;
-        println!("stopped the daemon moss had started at {sock}, so the service can take over");
+        outln!("stopped the daemon moss had started at {sock}, so the service can take over")?;
     }
     match manager {
         Manager::Systemd => {
-            println!("ran {}", run("systemctl", &["--user", "daemon-reload"])?);
-            println!(
+            outln!("ran {}", run("systemctl", &["--user", "daemon-reload"])?)?;
+            outln!(
                 "ran {}",
                 run("systemctl", &["--user", "enable", "--now", SYSTEMD_UNIT])?
-            );
+            )?;
             if service_was_running {
                 // `enable --now` leaves a running unit alone; the new file needs a restart.
-                println!(
+                outln!(
                     "ran {}",
                     run("systemctl", &["--user", "restart", SYSTEMD_UNIT])?
-                );
+                )?;
             }
         }
         Manager::Launchd => {
@@ -389,21 +390,21 @@ async fn install(a: InstallArgs, addr: &str) -> anyhow::Result<()> {
                 "launchctl",
                 &["bootout", &format!("{domain}/{LAUNCHD_LABEL}")],
             );
-            println!(
+            outln!(
                 "ran {}",
                 run(
                     "launchctl",
                     &["bootstrap", &domain, &path.display().to_string()]
                 )?
-            );
+            )?;
         }
     }
     let installed = Installed { manager, path };
     let h = installed.wait_for_daemon(addr, &client).await?;
-    println!(
+    outln!(
         "the service's daemon (mossd {}) answers at {sock}",
         h.version
-    );
+    )?;
     Ok(())
 }
 
@@ -411,31 +412,31 @@ fn uninstall(a: UninstallArgs) -> anyhow::Result<()> {
     let manager = a.manager.unwrap_or_else(Manager::current);
     let path = manager.path()?;
     if !path.exists() {
-        println!("no service installed at {}; nothing to do", path.display());
+        outln!("no service installed at {}; nothing to do", path.display())?;
         return Ok(());
     }
     if !a.no_disable {
         match manager {
-            Manager::Systemd => println!(
+            Manager::Systemd => outln!(
                 "ran {}",
                 run("systemctl", &["--user", "disable", "--now", SYSTEMD_UNIT])?
-            ),
+            )?,
             Manager::Launchd => {
                 let uid = file_uid(&path)?;
-                println!(
+                outln!(
                     "ran {}",
                     run(
                         "launchctl",
                         &["bootout", &format!("gui/{uid}/{LAUNCHD_LABEL}")]
                     )?
-                );
+                )?;
             }
         }
     }
     std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
-    println!("removed {}", path.display());
+    outln!("removed {}", path.display())?;
     if manager == Manager::Systemd && !a.no_disable {
-        println!("ran {}", run("systemctl", &["--user", "daemon-reload"])?);
+        outln!("ran {}", run("systemctl", &["--user", "daemon-reload"])?)?;
     }
     Ok(())
 }

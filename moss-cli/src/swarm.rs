@@ -5,6 +5,7 @@ use moss_client::Client;
 use moss_client::capsule::{RunIds, StatsRequest, WatchRequest};
 
 use crate::capsule::Orchestration;
+use crate::output::outln;
 use crate::output::{Format, print};
 
 #[derive(Debug, Args)]
@@ -53,7 +54,7 @@ pub async fn watch(a: WatchArgs, client: &Client, format: Format) -> anyhow::Res
         let resp = client.capsules().watch(&req).await?;
         req.since = Some(resp.cursor);
         for change in &resp.events {
-            println!("{}", serde_json::to_string(change)?);
+            outln!("{}", serde_json::to_string(change)?)?;
         }
     }
 }

@@ -7,8 +7,18 @@ use moss_tests::{TestDaemon, capsule_text};
 use serde_json::Value;
 
 /// Runs `moss args…` against `d` with `stdin` piped in.
-async fn moss(d: &TestDaemon, args: &[&str], stdin: Option<&str>) -> Output {
-    moss_in(d, None, args, stdin).await
+pub(crate) async fn moss(d: &TestDaemon, args: &[&str], stdin: Option<&str>) -> Output {
+    moss_run(d, None, args, stdin, &[]).await
+}
+
+/// [`moss`] with more environment variables.
+pub(crate) async fn moss_with_env(
+    d: &TestDaemon,
+    args: &[&str],
+    stdin: Option<&str>,
+    env: &[(&str, &str)],
+) -> Output {
+    moss_run(d, None, args, stdin, env).await
 }
 
 /// [`moss`] in the working directory `cwd`.
@@ -18,9 +28,24 @@ async fn moss_in(
     args: &[&str],
     stdin: Option<&str>,
 ) -> Output {
+    moss_run(d, cwd, args, stdin, &[]).await
+}
+
+/// [`moss`] in `cwd` (when given) with more environment variables.
+async fn moss_run(
+    d: &TestDaemon,
+    cwd: Option<&std::path::Path>,
+    args: &[&str],
+    stdin: Option<&str>,
+    env: &[(&str, &str)],
+) -> Output {
     let addr = d.daemon.addr.to_string();
     let home = d.home_path().to_path_buf();
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     let stdin = stdin.map(str::to_string);
     let cwd = cwd.map(std::path::Path::to_path_buf);
     tokio::task::spawn_blocking(move || {
@@ -33,6 +58,7 @@ async fn moss_in(
             .env("MOSS_ADDR", addr)
             .env("MOSS_HOME", home)
             .env_remove("MOSS_TOKEN")
+            .envs(env)
             .stdin(if stdin.is_some() {
                 Stdio::piped()
             } else {
@@ -56,7 +82,7 @@ async fn moss_in(
     .unwrap()
 }
 
-fn json(out: &Output) -> Value {
+pub(crate) fn json(out: &Output) -> Value {
     assert!(
         out.status.success(),
         "moss failed: {}",
@@ -65,7 +91,7 @@ fn json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
 
-fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 

@@ -8,3 +8,4 @@
 mod bridge;
 mod cli;
 mod lifecycle;
+mod output;
