@@ -213,19 +213,178 @@ fn page_footer(shown: usize, p: &moss_client::capsule::Pagination) -> String {
     )
 }
 
-/// One row per field of a JSON object: strings as they are, other values as JSON.
-fn key_values(object: &Value) -> String {
-    let mut t = new_table();
-    if let Some(map) = object.as_object() {
-        for (k, v) in map {
-            let shown = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
+/// A JSON answer for people: an object's plain fields as key/value rows, then each of its lists
+/// of objects as a table of its own under the field's name; nested objects as indented
+/// `key: value` lines; times (see [`time_unit`]) in local ISO-8601. Never JSON in a cell.
+fn key_values(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut t = new_table();
+            let mut lists = Vec::new();
+            for (k, v) in map {
+                match v {
+                    Value::Array(items)
+                        if !items.is_empty() && items.iter().all(Value::is_object) =>
+                    {
+                        lists.push((k, items))
+                    }
+                    _ => {
+                        t.add_row(vec![k.clone(), text(k, v)]);
+                    }
+                }
+            }
+            let mut out = if t.row_count() > 0 {
+                t.to_string()
+            } else {
+                String::new()
             };
-            t.add_row(vec![k.clone(), shown]);
+            for (k, items) in lists {
+                if !out.is_empty() {
+                    out.push_str("\n\n");
+                }
+                out.push_str(&format!("{k} ({}):\n{}", items.len(), rows(items)));
+            }
+            out
+        }
+        Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object) => {
+            rows(items)
+        }
+        other => text("", other),
+    }
+}
+
+/// Most columns a list of objects gets as one table; wider items are shown one block each.
+const MAX_COLUMNS: usize = 6;
+
+/// Objects as the rows of one table (columns: their keys, in order of appearance), or, when
+/// they have more than [`MAX_COLUMNS`] keys between them, as one key/value table each.
+fn rows(items: &[Value]) -> String {
+    let mut columns: Vec<&str> = Vec::new();
+    for item in items {
+        for k in item.as_object().into_iter().flat_map(|m| m.keys()) {
+            if !columns.contains(&k.as_str()) {
+                columns.push(k);
+            }
         }
     }
+    if columns.len() > MAX_COLUMNS {
+        return items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| format!("[{i}]\n{}", key_values(item)))
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let mut t = new_table();
+    set_header(&mut t, &columns);
+    for item in items {
+        t.add_row(
+            columns
+                .iter()
+                .map(|c| item.get(*c).map_or_else(String::new, |v| text(c, v)))
+                .collect::<Vec<_>>(),
+        );
+    }
     t.to_string()
+}
+
+/// A value as cell text: scalars as they read, times in local ISO-8601, a short list of
+/// scalars on one line, longer lists one `- item` a line, objects as `key: value` lines with
+/// what they nest indented under them.
+fn text(key: &str, v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match (time_unit(key), n.as_i64()) {
+            (Some(unit), Some(t)) => local_time(t, unit).unwrap_or_else(|| n.to_string()),
+            _ => n.to_string(),
+        },
+        Value::String(s) => match time_unit(key) {
+            Some(_) => chrono::DateTime::parse_from_rfc3339(s).map_or_else(
+                |_| s.clone(),
+                |t| iso_local(&t.with_timezone(&chrono::Local), false),
+            ),
+            None => s.clone(),
+        },
+        Value::Array(items) => {
+            let scalars = items.iter().all(|i| !i.is_array() && !i.is_object());
+            let parts: Vec<String> = items.iter().map(|i| text(key, i)).collect();
+            let short = parts.iter().all(|p| p.len() <= 40 && !p.contains('\n'));
+            if scalars && short && parts.iter().map(String::len).sum::<usize>() <= 80 {
+                parts.join(", ")
+            } else {
+                parts
+                    .iter()
+                    .map(|p| format!("- {}", indent(p, "  ").trim_start()))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+        }
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| {
+                let inner = text(k, v);
+                // A count by phase or role keys "no phase" as "".
+                let k = if k.is_empty() { "(none)" } else { k };
+                let nested = matches!(v, Value::Object(m) if !m.is_empty())
+                    || inner.contains('\n')
+                    || (v.is_array() && inner.starts_with("- "));
+                if nested {
+                    format!("{k}:\n{}", indent(&inner, "  "))
+                } else {
+                    format!("{k}: {inner}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+fn indent(text: &str, by: &str) -> String {
+    text.lines()
+        .map(|l| format!("{by}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimeUnit {
+    Seconds,
+    Millis,
+}
+
+/// Which fields hold times, by the wire's naming: `ts` and `*_at` are unix seconds, `ts_ms`,
+/// `*_at_ms` and `*_ts_ms` milliseconds; `oldest` and `newest` (stats) RFC 3339 strings.
+fn time_unit(key: &str) -> Option<TimeUnit> {
+    if key == "ts_ms" || key.ends_with("_at_ms") || key.ends_with("_ts_ms") {
+        Some(TimeUnit::Millis)
+    } else if key == "ts" || key.ends_with("_at") || key == "oldest" || key == "newest" {
+        Some(TimeUnit::Seconds)
+    } else {
+        None
+    }
+}
+
+/// A unix time in the local time zone, ISO-8601 with its offset (`2026-01-23T14:30:22+01:00`);
+/// milliseconds shown for a time in milliseconds.
+fn local_time(t: i64, unit: TimeUnit) -> Option<String> {
+    let utc = match unit {
+        TimeUnit::Seconds => chrono::DateTime::from_timestamp(t, 0)?,
+        TimeUnit::Millis => chrono::DateTime::from_timestamp_millis(t)?,
+    };
+    Some(iso_local(
+        &utc.with_timezone(&chrono::Local),
+        unit == TimeUnit::Millis,
+    ))
+}
+
+fn iso_local(t: &chrono::DateTime<chrono::Local>, millis: bool) -> String {
+    t.format(if millis {
+        "%Y-%m-%dT%H:%M:%S%.3f%:z"
+    } else {
+        "%Y-%m-%dT%H:%M:%S%:z"
+    })
+    .to_string()
 }
 
 const SUMMARY_COLUMNS: [&str; 7] = [
@@ -246,9 +405,12 @@ fn summary_row(c: &Capsule) -> Vec<String> {
         c.title.clone().unwrap_or_default(),
         c.capsule_chars.to_string(),
         c.tokens_estimate.to_string(),
-        match c.deleted_at {
-            Some(_) => format!("{} (deleted)", c.updated_at),
-            None => c.updated_at.to_string(),
+        {
+            let updated = text("updated_at", &Value::from(c.updated_at));
+            match c.deleted_at {
+                Some(_) => format!("{updated} (deleted)"),
+                None => updated,
+            }
         },
     ]
 }
@@ -393,6 +555,72 @@ mod tests {
             stored: None,
         };
         assert_eq!(bundle.table(), "## a\n\ntext\n");
+    }
+
+    /// What `--format table` shows of one answer per family: nested objects as `key: value`
+    /// lines, lists of objects as tables, times in local ISO-8601; no JSON, no unix seconds.
+    #[test]
+    fn answers_of_every_family_read_as_tables_without_json() {
+        let answers = [
+            // capsule: a fetch with lineage and evidence
+            serde_json::json!({"id": "01J", "created_at": 1795580490, "updated_at": 1795580491,
+                "fetch_key": {"moss_workspace": "p", "moss_capsule": "auth"},
+                "based_on": [{"workspace": "p", "name": "research"}],
+                "evidence": [{"type": "transcript", "ref": "run-7#12", "chars": 40}]}),
+            // reasoning: show
+            serde_json::json!({"branch": "task/TASK-001", "entries": [{"seq": 22, "kind": "event",
+                "payload": {"step_id": "STEP-0001", "path": "s:0"}, "ts": 1795580490,
+                "ts_ms": 1795580490776_i64}], "pagination": {"cursor": null, "has_more": true}}),
+            // tasks: radar
+            serde_json::json!({"radar": {"now": "Task TASK-001", "verify": ["Confirm the criteria of s:1 (STEP-0002): none defined yet", "Confirm the tests of s:1"], "blockers": []},
+                "target": {"id": "TASK-001", "created_at_ms": 1795580490776_i64}}),
+            // memory: recall
+            serde_json::json!({"items": [{"id": "01K", "content": "Last edit broke tests",
+                "contexts": ["auth.py", "tests/"], "weight": 0.8, "created_at": 1795580490,
+                "explain": {"relevance": 0.9, "recency": 1.0}}], "matched": 1}),
+            // capsule stats: counts keyed by phase, "" for none; RFC 3339 times
+            serde_json::json!({"by_phase": {"": 2, "review": 1},
+                "oldest": "2026-11-26T00:19:21Z"}),
+        ];
+        let seconds = local_time(1795580490, TimeUnit::Seconds).unwrap();
+        let millis = local_time(1795580490776, TimeUnit::Millis).unwrap();
+        assert_eq!(&millis[19..23], ".776", "{millis}");
+        for answer in &answers {
+            let t = answer.table();
+            for json in ["{\"", "\":", "[{", "null"] {
+                assert!(!t.contains(json), "{json} in\n{t}");
+            }
+            assert!(!t.contains("1795580490"), "unix time in\n{t}");
+        }
+        let [capsule, show, radar, recall, stats] = answers.map(|a| a.table());
+        assert!(
+            capsule.contains(&seconds) && capsule.contains("moss_capsule: auth"),
+            "{capsule}"
+        );
+        assert!(
+            capsule.contains("based_on (1)") && capsule.contains("run-7#12"),
+            "{capsule}"
+        );
+        assert!(
+            show.contains("step_id: STEP-0001") && show.contains(&millis),
+            "{show}"
+        );
+        assert!(
+            radar.contains("verify: ") && radar.contains("  - Confirm the tests of s:1"),
+            "{radar}"
+        );
+        assert!(
+            radar.contains("created_at_ms: ") && radar.contains(&millis),
+            "{radar}"
+        );
+        assert!(
+            recall.contains("auth.py, tests/") && recall.contains("relevance: 0.9"),
+            "{recall}"
+        );
+        assert!(
+            stats.contains("(none): 2") && !stats.contains("19:21Z"),
+            "{stats}"
+        );
     }
 
     #[test]

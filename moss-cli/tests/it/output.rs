@@ -2,9 +2,123 @@
 
 use std::process::{Command, Stdio};
 
-use moss_tests::TestDaemon;
+use moss_tests::{TestDaemon, capsule_text};
 
-use crate::cli::stderr;
+use crate::cli::{json, moss, moss_with_env, stderr};
+
+/// A zone two hours east of UTC, as a POSIX TZ string (no time zone database needed).
+const TZ: (&str, &str) = ("TZ", "XST-2");
+
+/// `--format table` for an answer of each family: nested objects as `key: value` lines, lists
+/// of objects as tables, times in the local zone; never JSON in a cell, never unix seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_of_every_family_show_nested_fields_and_local_times() {
+    let d = TestDaemon::start().await;
+    let text = capsule_text("tables");
+    json(
+        &moss(
+            &d,
+            &["store", "--name", "auth", "--workspace", "p"],
+            Some(&text),
+        )
+        .await,
+    );
+    let capsule = json(&moss(&d, &["fetch", "--name", "auth", "--workspace", "p"], None).await);
+    json(
+        &moss(
+            &d,
+            &["tasks", "create", "-w", "shop", "title=Checkout"],
+            None,
+        )
+        .await,
+    );
+    let task = json(
+        &moss(
+            &d,
+            &[
+                "tasks",
+                "create",
+                "-w",
+                "shop",
+                "title=Payment API",
+                "parent=PLAN-001",
+                r#"steps:=[{"title":"Define the interface","success_criteria":["covers refunds"]}]"#,
+            ],
+            None,
+        )
+        .await,
+    );
+    json(
+        &moss(
+            &d,
+            &[
+                "mem",
+                "store",
+                "content=Last edit broke tests",
+                "context=auth.py",
+            ],
+            None,
+        )
+        .await,
+    );
+
+    let calls: [&[&str]; 5] = [
+        &["fetch", "--name", "auth", "--workspace", "p"],
+        &["tasks", "radar", "-w", "shop", "task=TASK-001"],
+        &[
+            "reason",
+            "show",
+            "-w",
+            "shop",
+            "target=TASK-001",
+            "doc_kind=trace",
+        ],
+        &["mem", "recall", "query=auth.py", "explain:=true"],
+        &["stats"],
+    ];
+    let unix_times = [
+        capsule["created_at"].to_string(),
+        task["event"]["ts"].to_string(),
+        task["event"]["ts_ms"].to_string(),
+    ];
+    for args in calls {
+        let mut args = args.to_vec();
+        args.extend(["--format", "table"]);
+        let out = moss_with_env(&d, &args, None, &[TZ]).await;
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let table = String::from_utf8_lossy(&out.stdout);
+        for raw in ["{\"", "\":", "[{"] {
+            assert!(!table.contains(raw), "{args:?}: JSON ({raw}) in\n{table}");
+        }
+        for t in &unix_times {
+            assert!(
+                !table.contains(t.as_str()),
+                "{args:?}: unix time {t} in\n{table}"
+            );
+        }
+        assert!(
+            table.contains("+02:00"),
+            "{args:?}: no local time in\n{table}"
+        );
+    }
+    let radar = moss_with_env(
+        &d,
+        &[
+            "tasks",
+            "radar",
+            "-w",
+            "shop",
+            "task=TASK-001",
+            "--format",
+            "table",
+        ],
+        None,
+        &[TZ],
+    )
+    .await;
+    let radar = String::from_utf8_lossy(&radar.stdout);
+    assert!(radar.contains("branch: task/TASK-001"), "{radar}");
+}
 
 /// `moss … | head`: a reader that closes stdout early ends the command quietly, exit 0, instead
 /// of a panic (exit 101) on the closed pipe.
