@@ -305,7 +305,7 @@ pub struct FetchArgs {
     #[arg(long)]
     no_text: bool,
     /// An earlier revision: -1 the previous one kept, -2 the one before; N revision N.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, visible_alias = "version", allow_hyphen_values = true)]
     at_version: Option<i64>,
     /// Return the content of each evidence item (default: type, ref and length only).
     #[arg(long)]

@@ -133,11 +133,11 @@ pub struct AppendArgs {
     /// The section's header text as written, e.g. "Design Reviews" for `## Design Reviews`.
     #[arg(long, required_unless_present = "add", conflicts_with = "add")]
     section: Option<String>,
-    /// The content to add; read from stdin when omitted.
-    #[arg(long, requires = "section")]
+    /// The content to add; read from stdin when omitted. It may start with `-` (a list item).
+    #[arg(long, requires = "section", allow_hyphen_values = true)]
     content: Option<String>,
     /// Several sections at once, all or none: SECTION=CONTENT, repeated.
-    #[arg(long, value_name = "SECTION=CONTENT")]
+    #[arg(long, value_name = "SECTION=CONTENT", allow_hyphen_values = true)]
     add: Vec<String>,
     /// Put the content right under the header instead of after the body.
     #[arg(long)]

@@ -148,7 +148,7 @@ pub struct DiffArgs {
     #[arg(long)]
     workspace: Option<String>,
     /// Side a at an earlier revision (-1 the previous one).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, visible_alias = "version", allow_hyphen_values = true)]
     at_version: Option<i64>,
     /// Side b: capsule id (or --to-name).
     #[arg(long)]

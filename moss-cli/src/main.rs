@@ -56,7 +56,9 @@ use output::Format;
 ///   moss list --workspace myproject --format table
 ///   moss daemon status
 #[derive(Debug, Parser)]
-#[command(name = "moss", version, verbatim_doc_comment, propagate_version = true)]
+// No `propagate_version`: a subcommand's `--version` is its own (`moss fetch --version -1`, a
+// capsule's earlier version), never the CLI's; `moss --version` prints the CLI's.
+#[command(name = "moss", version, verbatim_doc_comment)]
 struct Cli {
     /// Daemon address (host:port).
     #[arg(long, global = true, env = "MOSS_ADDR", default_value = moss_client::DEFAULT_ADDR)]

@@ -1348,3 +1348,78 @@ async fn new_reopens_the_editor_until_the_capsule_is_stored() {
     );
     d.stop().await;
 }
+
+/// `moss fetch --version -1` is the capsule's previous version (it printed the CLI's version and
+/// exited 0), and `--content "- rotate keys?"` is content (clap took it for a flag).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_version_is_the_capsules_and_a_leading_hyphen_is_content() {
+    let d = TestDaemon::start().await;
+    let at = ["--workspace", "v", "--name", "auth"];
+    json(
+        &moss(
+            &d,
+            &[&["store"][..], &at].concat(),
+            Some(&capsule_text("first")),
+        )
+        .await,
+    );
+    json(
+        &moss(
+            &d,
+            &[&["update"][..], &at].concat(),
+            Some(&capsule_text("second")),
+        )
+        .await,
+    );
+
+    let previous = json(
+        &moss(
+            &d,
+            &[&["fetch"][..], &at, &["--version", "-1"]].concat(),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(previous["revision"], 1, "{previous}");
+    assert!(previous["capsule_text"].as_str().unwrap().contains("first"));
+    let diff = json(
+        &moss(
+            &d,
+            &[
+                &["diff"][..],
+                &at,
+                &["--version", "-1", "--to-name", "auth"],
+            ]
+            .concat(),
+            None,
+        )
+        .await,
+    );
+    assert!(diff.get("sections").is_some(), "{diff}");
+    let top = moss(&d, &["--version"], None).await;
+    assert!(
+        String::from_utf8_lossy(&top.stdout).starts_with("moss "),
+        "moss --version is the CLI's"
+    );
+
+    let appended = moss(
+        &d,
+        &[
+            &["append"][..],
+            &at,
+            &["--section", "Open questions", "--content", "- rotate keys?"],
+        ]
+        .concat(),
+        None,
+    )
+    .await;
+    json(&appended);
+    let now = json(&moss(&d, &[&["fetch"][..], &at].concat(), None).await);
+    assert!(
+        now["capsule_text"]
+            .as_str()
+            .unwrap()
+            .contains("- rotate keys?"),
+        "{now}"
+    );
+}

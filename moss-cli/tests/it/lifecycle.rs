@@ -15,7 +15,7 @@ use serde_json::Value;
 
 /// `mossd` next to `moss`, built once if this test run did not build it (Cargo builds only the
 /// binaries of the package under test).
-fn mossd() -> &'static Path {
+pub(crate) fn mossd() -> &'static Path {
     static MOSSD: OnceLock<PathBuf> = OnceLock::new();
     MOSSD.get_or_init(|| {
         let moss = PathBuf::from(env!("CARGO_BIN_EXE_moss"));
@@ -39,7 +39,7 @@ fn mossd() -> &'static Path {
     })
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -9,3 +9,4 @@ mod bridge;
 mod cli;
 mod lifecycle;
 mod output;
+mod readme;
