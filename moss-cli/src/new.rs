@@ -1,6 +1,7 @@
 //! `moss new`: write a capsule in `$EDITOR`, from a skeleton of the six sections. When the
-//! daemon refuses the text (too thin, too large, a bad field), the editor opens again on it with
-//! the reason at the top, until it is stored or the file is left empty.
+//! daemon refuses the text (too thin, too large, a bad field), or a section is left empty, the
+//! editor opens again on it with the reason at the top, until it is stored or the file is left
+//! empty. The skeleton saved as it was stores nothing.
 
 use std::path::Path;
 use std::process::Command;
@@ -97,6 +98,29 @@ fn without_notes(text: &str) -> Option<String> {
     (!out.is_empty()).then(|| format!("{out}\n"))
 }
 
+/// The skeleton's sections that `text` holds with nothing under them.
+fn empty_sections(text: &str) -> Vec<String> {
+    let skeleton: Vec<&str> = SKELETON
+        .lines()
+        .filter_map(|l| l.strip_prefix("## "))
+        .collect();
+    let mut empty = Vec::new();
+    let mut current: Option<(&str, bool)> = None;
+    for line in text.lines().chain(std::iter::once("## ")) {
+        if let Some(header) = line.strip_prefix("## ") {
+            if let Some((name, false)) = current
+                && skeleton.contains(&name)
+            {
+                empty.push(name.to_string());
+            }
+            current = Some((header.trim(), false));
+        } else if let Some((_, filled)) = current.as_mut() {
+            *filled |= !line.trim().is_empty();
+        }
+    }
+    empty
+}
+
 /// The text with the daemon's reason for refusing it on top, as guidance lines.
 fn with_reason(text: &str, reason: &str) -> String {
     let mut out = format!("{NOTE} not stored: {} -->\n", reason.replace("-->", "- ->"));
@@ -117,6 +141,22 @@ pub async fn run(a: NewArgs, client: &Client, format: Format) -> anyhow::Result<
         let Some(text) = without_notes(&written) else {
             bail!("the file was left empty; nothing was stored");
         };
+        if Some(&text) == without_notes(SKELETON).as_ref() {
+            bail!(
+                "the skeleton was saved as it was, its six sections empty; nothing was stored. \
+                 Write each section in the editor (leave the file empty to give up)"
+            );
+        }
+        let empty = empty_sections(&text);
+        if !empty.is_empty() {
+            let reason = format!(
+                "[CAPSULE_TOO_THIN] sections left empty: {}; each needs real content",
+                empty.join(", ")
+            );
+            eprintln!("{reason}; reopening the editor");
+            std::fs::write(&path, with_reason(&text, &reason))?;
+            continue;
+        }
         let req = StoreRequest {
             capsule_text: text.clone(),
             workspace: Some(a.workspace.clone()),
@@ -174,5 +214,16 @@ mod tests {
             )
         );
         assert_eq!(without_notes(&again).as_deref(), Some("## Objective\nx\n"));
+    }
+
+    #[test]
+    fn sections_of_the_skeleton_left_empty_are_named() {
+        assert_eq!(empty_sections(SKELETON).len(), 6);
+        let text = "## Objective\nship\n## Current status\n\n  \n## Decisions\n- wal\n## Notes\n";
+        assert_eq!(empty_sections(text), ["Current status"]);
+        assert!(
+            empty_sections(&crate::bench::capsule_of_size(300, 1).replace("Running.", "x"))
+                .is_empty()
+        );
     }
 }

@@ -1423,3 +1423,24 @@ async fn fetch_version_is_the_capsules_and_a_leading_hyphen_is_content() {
         "{now}"
     );
 }
+
+/// `EDITOR=true moss new`: the skeleton saved as it was (six empty sections) stores nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_refuses_the_unedited_skeleton() {
+    let d = TestDaemon::start().await;
+    let out = moss_with_env(
+        &d,
+        &["new", "--name", "untouched", "--workspace", "n"],
+        None,
+        &[("EDITOR", "true"), ("VISUAL", "")],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("skeleton was saved as it was"),
+        "{}",
+        stderr(&out)
+    );
+    let listed = json(&moss(&d, &["list", "--workspace", "n"], None).await);
+    assert_eq!(listed["items"], serde_json::json!([]), "{listed}");
+}
