@@ -8,7 +8,7 @@
 //!   `[CODE] message`.
 //! - `ops`: the reasoning, tasks and memory groups (`moss reason …`, `moss tasks …`, `moss mem …`),
 //!   one subcommand per
-//!   operation, the request assembled from `key=value` fields.
+//!   operation, the request assembled from `key=value` fields (`fields`: a field given twice).
 //! - `bench`: the load generator behind `moss bench`.
 //! - `connect`: address and token resolution; `autostart`: starting the daemon on demand.
 //! - `lifecycle` (`moss daemon …`), `service` (`moss service …`), `bridge` (`moss mcp`, the
@@ -25,6 +25,7 @@ mod bulk;
 mod capsule;
 mod compose;
 mod connect;
+mod fields;
 mod history;
 mod lifecycle;
 mod mcp_config;

@@ -32,8 +32,16 @@ pub struct OpArgs {
     json: Option<String>,
 }
 
+/// A request as the command line gave it: the object, and the fields given more than once
+/// with every value in order (the object holds none of them yet).
+#[derive(Debug)]
+struct Draft {
+    body: Map<String, Value>,
+    repeated: Vec<(String, Vec<Value>)>,
+}
+
 /// Builds the request object.
-fn request(args: OpArgs, require_workspace: bool) -> anyhow::Result<Value> {
+fn request(args: OpArgs, require_workspace: bool) -> anyhow::Result<Draft> {
     let mut obj: Map<String, Value> = match args.json.as_deref() {
         None => Map::new(),
         Some(s) => match serde_json::from_str(s).context("--json is not valid JSON")? {
@@ -45,6 +53,7 @@ fn request(args: OpArgs, require_workspace: bool) -> anyhow::Result<Value> {
         obj.insert("workspace".into(), Value::String(ws));
     }
     let mut stdin_used = false;
+    let mut given: Vec<(String, Vec<Value>)> = Vec::new();
     for field in args.fields {
         let (key, value) = if let Some((k, v)) = field.split_once(":=") {
             let v: Value = serde_json::from_str(v).with_context(|| {
@@ -75,12 +84,27 @@ fn request(args: OpArgs, require_workspace: bool) -> anyhow::Result<Value> {
         if key.is_empty() {
             bail!("{field:?} has no key before = or :=");
         }
-        obj.insert(key, value);
+        match given.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, values)) => values.push(value),
+            None => given.push((key, vec![value])),
+        }
+    }
+    let mut repeated = Vec::new();
+    for (key, mut values) in given {
+        if values.len() == 1 {
+            obj.insert(key, values.pop().unwrap_or_default());
+        } else {
+            obj.remove(&key);
+            repeated.push((key, values));
+        }
     }
     if require_workspace && !obj.contains_key("workspace") {
         bail!("a workspace is required: -w NAME (or MOSS_WORKSPACE, or workspace=NAME)");
     }
-    Ok(Value::Object(obj))
+    Ok(Draft {
+        body: obj,
+        repeated,
+    })
 }
 
 /// Declares a family's subcommands: variant, doc (with an example), and the route; and
@@ -360,15 +384,29 @@ ops!(
     Event => "/events",
 ]);
 
-async fn send(client: &Client, path: &str, mut req: Value, format: Format) -> anyhow::Result<()> {
+/// Sends the request; a field given more than once becomes a list where the route's request
+/// takes one (`context=a context=b`), and is refused naming it elsewhere. The memory operations
+/// on a project's sources get the working directory's project as `root` unless it is given.
+async fn send(client: &Client, path: &str, draft: Draft, format: Format) -> anyhow::Result<()> {
+    let Draft { mut body, repeated } = draft;
+    if !repeated.is_empty() {
+        let doc = client.openapi().await.with_context(|| {
+            format!(
+                "{} is given more than once; to tell whether it takes a list, moss reads the \
+                 daemon's GET /openapi.json, which failed",
+                repeated[0].0
+            )
+        })?;
+        let lists = crate::fields::list_fields(&doc, path).unwrap_or_default();
+        crate::fields::merge(&mut body, repeated, &format!("POST {path}"), &lists)?;
+    }
     if PROJECT_OPS.contains(&path)
-        && let Value::Object(obj) = &mut req
-        && !obj.contains_key("root")
+        && !body.contains_key("root")
         && let Some(root) = project_root()
     {
-        obj.insert("root".into(), Value::String(root.display().to_string()));
+        body.insert("root".into(), Value::String(root.display().to_string()));
     }
-    let resp: Value = client.post(path, &req).await?;
+    let resp: Value = client.post(path, &Value::Object(body)).await?;
     print(&resp, format)
 }
 
@@ -416,8 +454,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            r,
+            Value::Object(r.body),
             serde_json::json!({"workspace": "w", "content": "a=b", "limit": 5, "ops": [1], "flag": true, "x": "y"})
+        );
+        assert!(r.repeated.is_empty());
+        let twice = request(
+            args(
+                &["context=a", "slot=s", "context:=[\"b\"]"],
+                Some(r#"{"context": "j"}"#),
+            ),
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            Value::Object(twice.body),
+            serde_json::json!({"workspace": "w", "slot": "s"})
+        );
+        assert_eq!(
+            twice.repeated,
+            [(
+                "context".to_string(),
+                vec![serde_json::json!("a"), serde_json::json!(["b"])]
+            )]
         );
         assert!(request(args(&["nokey"], None), true).is_err());
         assert!(request(args(&["n:=notjson"], None), true).is_err());

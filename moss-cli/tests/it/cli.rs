@@ -1444,3 +1444,57 @@ async fn new_refuses_the_unedited_skeleton() {
     let listed = json(&moss(&d, &["list", "--workspace", "n"], None).await);
     assert_eq!(listed["items"], serde_json::json!([]), "{listed}");
 }
+
+/// `context=a context=b` is both contexts (the last one alone was kept); a field that takes
+/// one value, given twice, is refused naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_field_is_a_list_where_the_request_takes_one() {
+    let d = TestDaemon::start().await;
+    let stored = json(
+        &moss(
+            &d,
+            &[
+                "mem",
+                "store",
+                "content=Rotate keys",
+                "context=auth.py",
+                "context=keys/",
+                "tags=a",
+                "tags:=[\"b\"]",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(
+        stored["memory"]["contexts"],
+        serde_json::json!(["auth.py", "keys/"]),
+        "{stored}"
+    );
+    assert_eq!(
+        stored["memory"]["tags"],
+        serde_json::json!(["a", "b"]),
+        "{stored}"
+    );
+
+    let twice = moss(&d, &["mem", "store", "content=a", "content=b"], None).await;
+    assert_eq!(twice.status.code(), Some(1));
+    assert!(
+        stderr(&twice).starts_with(
+            "[INVALID_REQUEST] content is given 2 times, but POST /memories takes one value"
+        ),
+        "{}",
+        stderr(&twice)
+    );
+    let task = moss(
+        &d,
+        &["tasks", "create", "-w", "s", "title=a", "title=b"],
+        None,
+    )
+    .await;
+    assert!(
+        stderr(&task).contains("title is given 2 times"),
+        "{}",
+        stderr(&task)
+    );
+}

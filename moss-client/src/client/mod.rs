@@ -227,6 +227,12 @@ impl Client {
             .await
     }
 
+    /// This API as an OpenAPI 3.1 document: `GET /openapi.json` (the schemas of every
+    /// request, e.g. which fields take a list).
+    pub async fn openapi(&self) -> Result<serde_json::Value, ClientError> {
+        self.send(self.request(Method::GET, "/openapi.json")).await
+    }
+
     /// The MCP tools and whether the config enables them: `GET /tools`.
     pub async fn tools(&self) -> Result<ToolList, ClientError> {
         self.send(self.request(Method::GET, "/tools")).await
