@@ -16,6 +16,10 @@ use serde::Serialize;
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
+    /// Measure the daemon at --addr and keep what the benchmark writes in its store (default:
+    /// a daemon of the benchmark's own, deleted afterwards).
+    #[arg(long)]
+    against_running: bool,
     /// Concurrent clients.
     #[arg(long, default_value_t = 32)]
     clients: usize,
@@ -31,8 +35,9 @@ pub struct BenchArgs {
     /// Print one JSON line instead of a table.
     #[arg(long)]
     json: bool,
-    /// Measure search instead: latency over a corpus of --capsules capsules (built once, in
-    /// workspace `bench-search-<N>` unless --workspace is given).
+    /// Measure search instead: latency over a corpus of --capsules capsules (in workspace
+    /// `bench-search-<N>` unless --workspace is given; with --against-running, built once and
+    /// reused by the next run).
     #[arg(long)]
     search: bool,
     /// Corpus size for --search.
@@ -253,6 +258,36 @@ where
         },
         per_client,
     )
+}
+
+/// `moss bench`: against a scratch daemon it deletes afterwards, or with `--against-running`
+/// the daemon at `addr`.
+pub async fn run_command(args: BenchArgs, addr: &str) -> anyhow::Result<()> {
+    if args.against_running {
+        let client = crate::autostart::ensure_running(addr).await?;
+        return run(args, &client).await;
+    }
+    let scratch = crate::scratch::ScratchDaemon::start().await?;
+    eprintln!(
+        "moss bench: a daemon of its own at {} (home {}, deleted afterwards; \
+         --against-running measures the daemon at {addr})",
+        scratch.client.addr(),
+        scratch
+            .home()
+            .map(|h| h.display().to_string())
+            .unwrap_or_default()
+    );
+    // Ctrl-C stops the scratch daemon and deletes its home too (mossd, in this process group,
+    // gets the SIGINT as well and drains).
+    let result = tokio::select! {
+        r = run(args, &scratch.client) => r,
+        _ = tokio::signal::ctrl_c() => Err(crate::output::Interrupted(
+            "the benchmark's own daemon is stopped and its home deleted",
+        )
+        .into()),
+    };
+    let stopped = scratch.stop().await;
+    result.and(stopped)
 }
 
 pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {

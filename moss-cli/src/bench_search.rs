@@ -1,7 +1,7 @@
 //! `moss bench --search`: search latency over a large corpus.
 //!
-//! The corpus is `--capsules` capsules in one workspace (`bench-search-<N>` by default, kept
-//! between runs so the corpus is built once). Besides the varied filler text of
+//! The corpus is `--capsules` capsules in one workspace (`bench-search-<N>` by default; against
+//! the running daemon, kept between runs so the corpus is built once). Besides the varied filler text of
 //! [`capsule_of_size`], capsule `i` carries three marker terms:
 //!
 //! - `mossall`, in every capsule (the worst case: a term that matches everything);

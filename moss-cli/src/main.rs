@@ -9,7 +9,8 @@
 //! - `ops`: the reasoning, tasks and memory groups (`moss reason …`, `moss tasks …`, `moss mem …`),
 //!   one subcommand per
 //!   operation, the request assembled from `key=value` fields (`fields`: a field given twice).
-//! - `bench`: the load generator behind `moss bench`.
+//! - `bench`: the load generator behind `moss bench`; `scratch`: the daemon of its own it
+//!   measures unless told to measure the running one.
 //! - `connect`: address and token resolution; `autostart`: starting the daemon on demand.
 //! - `lifecycle` (`moss daemon …`), `service` (`moss service …`), `bridge` (`moss mcp`, the
 //!   stdio bridge) and `mcp_config` (`moss mcp config …`).
@@ -32,6 +33,7 @@ mod mcp_config;
 mod new;
 mod ops;
 mod output;
+mod scratch;
 mod search;
 mod service;
 mod swarm;
@@ -75,7 +77,12 @@ struct Cli {
 enum Command {
     #[command(flatten)]
     Capsule(Box<capsule::CapsuleCommand>),
-    /// Load-test a running daemon: concurrent stores, fetches by name, and /health.
+    /// Load-test a daemon: concurrent stores, fetches by name, and /health.
+    ///
+    /// The benchmark starts a daemon of its own (a scratch home inside $MOSS_HOME with a copy
+    /// of its config.json, on a free port), and stops and deletes it afterwards: your store is
+    /// left as it was. --against-running measures the daemon at --addr instead, and keeps what
+    /// the benchmark wrote there (e.g. a --search corpus, reused by the next run).
     ///
     /// Each phase runs for --duration seconds with --clients concurrent clients; the store
     /// phase writes capsules of --size bytes into a fresh workspace, the fetch phase reads them
@@ -85,6 +92,7 @@ enum Command {
     /// Examples:
     ///   moss bench --clients 32 --duration 10 --size 2048
     ///   moss bench --clients 8 --duration 2 --size 512 --json
+    ///   moss bench --against-running --search --capsules 100000   # keeps the corpus
     ///   moss bench --search --capsules 100000 --clients 4 --duration 10
     ///   moss bench --reasoning --clients 32 --duration 10
     ///   moss bench --memory --memories 100000 --clients 32 --duration 10
@@ -198,10 +206,7 @@ fn main() -> ExitCode {
                 let client = autostart::ensure_running(&addr).await?;
                 cmd.run(&client, cli.format).await
             }
-            Command::Bench(args) => {
-                let client = autostart::ensure_running(&addr).await?;
-                bench::run(args, &client).await
-            }
+            Command::Bench(args) => bench::run_command(args, &addr).await,
             Command::Daemon(cmd) => lifecycle::run(cmd, &addr, cli.format).await,
             Command::Service(cmd) => service::run_command(cmd, &addr).await,
             Command::Mcp(args) => mcp_config::run(args, &addr).await,

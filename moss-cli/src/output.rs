@@ -491,6 +491,11 @@ fn plain_snippet(html: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// Ctrl-C stopped a command that cleans up after itself; printed as `[CANCELLED] …`.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted; {0}")]
+pub struct Interrupted(pub &'static str);
+
 /// `[CODE] message` for daemon errors; a hint for the common local failures.
 pub fn error_line(e: &anyhow::Error) -> String {
     if let Some(ce) = e.downcast_ref::<ClientError>() {
@@ -506,6 +511,9 @@ pub fn error_line(e: &anyhow::Error) -> String {
     }
     if let Some(u) = e.downcast_ref::<crate::autostart::Unavailable>() {
         return format!("[UNAVAILABLE] {u}");
+    }
+    if let Some(i) = e.downcast_ref::<Interrupted>() {
+        return format!("[CANCELLED] {i}");
     }
     format!("[INVALID_REQUEST] {e:#}")
 }

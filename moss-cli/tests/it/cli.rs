@@ -424,6 +424,7 @@ async fn bench_reports_figures_as_json() {
         &d,
         &[
             "bench",
+            "--against-running",
             "--clients",
             "4",
             "--duration",
@@ -452,11 +453,57 @@ async fn bench_reports_figures_as_json() {
     );
 }
 
+/// `moss bench` wrote thousands of capsules into the user's store: it measures a daemon of its
+/// own, and the store, its counts and its home are as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bench_leaves_the_store_as_it_found_it() {
+    crate::lifecycle::mossd();
+    let d = TestDaemon::start().await;
+    json(
+        &moss(
+            &d,
+            &["store", "--name", "mine"],
+            Some(&capsule_text("mine")),
+        )
+        .await,
+    );
+    let entries = || {
+        let mut names: Vec<String> = std::fs::read_dir(d.home_path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let (stats, inventory, files) = (
+        json(&moss(&d, &["stats"], None).await),
+        json(&moss(&d, &["inventory"], None).await),
+        entries(),
+    );
+    let args = [
+        "bench",
+        "--clients",
+        "2",
+        "--duration",
+        "0.2",
+        "--size",
+        "512",
+        "--json",
+    ];
+    let report = json(&moss(&d, &args, None).await);
+    assert!(report["store"]["ops"].as_u64().unwrap() > 0, "{report}");
+    assert_ne!(report["addr"], d.daemon.addr.to_string(), "{report}");
+    assert_eq!(json(&moss(&d, &["stats"], None).await), stats);
+    assert_eq!(json(&moss(&d, &["inventory"], None).await), inventory);
+    assert_eq!(entries(), files, "the scratch home is deleted");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bench_times_appends_to_the_capsules_it_stored() {
     let d = TestDaemon::start().await;
     let args = [
         "bench",
+        "--against-running",
         "--append",
         "--replace",
         "2",
