@@ -24,7 +24,8 @@ pub struct OpArgs {
     #[arg(short, long, env = "MOSS_WORKSPACE")]
     workspace: Option<String>,
     /// The request's fields: key=value (string), key:=json (number, bool, array, object),
-    /// key=@file (a file's text, @- for stdin).
+    /// key=@file (a file's text, @- for stdin). A key given twice makes a list where the
+    /// field takes one (context=a context=b), and is refused where it does not.
     #[arg(value_name = "FIELD")]
     fields: Vec<String>,
     /// The whole request as a JSON object; FIELDs override its keys.
