@@ -183,10 +183,11 @@ pub struct MemoryRecallRequest {
     /// The caller's session, whose non-persistent memories it also sees.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.

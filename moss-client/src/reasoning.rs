@@ -8,7 +8,9 @@
 //! Every list-like read pages by sequence from the newest: `cursor` (exclusive upper bound),
 //! `limit`, and `pagination.next_cursor` for the next, older page. Every read takes `max_chars`,
 //! `max_bytes` and `max_lines`: the serialized answer never exceeds them; what did not fit is
-//! dropped oldest first and the answer says `truncated: true`.
+//! dropped oldest first and the answer says `truncated: true`. A cap below the smallest answer
+//! a read can give (its frame, or one item with its text cut) is clamped to that answer, which
+//! says so in `budget.warning`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,7 +33,7 @@ pub struct SeqPagination {
 }
 
 /// What an output budget allowed and what the answer used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct Budget {
     pub max_chars: i64,
@@ -47,6 +49,10 @@ pub struct Budget {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used_lines: Option<i64>,
     pub truncated: bool,
+    /// Set when a cap was below the smallest answer the read can give: names the cap and what
+    /// it was clamped to (the answer then exceeds it, and `truncated` is true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// One entry of a document.
@@ -248,10 +254,11 @@ pub struct ShowRequest {
     /// Entries per page, 1-200 (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer.
@@ -294,10 +301,11 @@ pub struct LogRequest {
     /// 1-200 (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.
@@ -333,7 +341,7 @@ pub struct ReasoningExportRequest {
     /// Applies to the whole snapshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.
@@ -382,10 +390,11 @@ pub struct DiffRequest {
     /// Items per page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.
@@ -494,10 +503,11 @@ pub struct BranchListRequest {
     /// 1-200 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.
@@ -698,10 +708,11 @@ pub struct GraphQueryRequest {
     /// 0-1000 (default 200).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edges_limit: Option<i64>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.
@@ -742,10 +753,11 @@ pub struct GraphValidateRequest {
     /// 1-1000 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_errors: Option<i64>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.
@@ -809,10 +821,11 @@ pub struct GraphDiffRequest {
     /// 1-200 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.
@@ -890,10 +903,11 @@ pub struct GraphConflictsRequest {
     /// Items per page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.
@@ -1009,10 +1023,11 @@ pub struct ThinkTemplateRequest {
     /// One of frame, hypothesis, question, test, evidence, decision, note, update.
     #[serde(rename = "type")]
     pub card_type: String,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.
@@ -1104,10 +1119,11 @@ pub struct ThinkContextRequest {
     /// 1-200 (default 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_cards: Option<i64>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.
@@ -1196,10 +1212,11 @@ pub struct ReasoningSearchRequest {
     /// 1-50 (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.

@@ -304,10 +304,11 @@ pub struct TasksContextRequest {
     /// 1-200 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.
@@ -339,10 +340,11 @@ pub struct TasksDeltaRequest {
     /// 1-500 (default 100).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.
@@ -402,10 +404,11 @@ pub struct TasksRadarRequest {
     /// Default: the focused item.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
-    /// Hard cap on the answer's characters (default: the config's `output_max_chars`).
+    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
+    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Hard cap on the answer's UTF-8 bytes.
+    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Cap on the lines of text in the answer's strings.

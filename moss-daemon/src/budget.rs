@@ -3,15 +3,19 @@
 //! Every reasoning and tasks read takes `max_chars`, `max_bytes` and `max_lines` (the config's
 //! `output_max_chars` when it gives no `max_chars`). The serialized answer never exceeds them:
 //! [`fit`] drops the oldest items first (edges before nodes), then cuts the text of the one item
-//! left, and says so with `truncated: true` and a `budget` object. An answer that cannot fit
-//! even with no items is `INVALID_REQUEST` naming the field and the least value that works.
+//! left, and says so with `truncated: true` and a `budget` object. A cap below the smallest
+//! answer the read can give (its frame with no items, or, for a page a reader continues from,
+//! its newest item with its text cut as far as it goes) is clamped: that smallest answer is
+//! given, with `truncated: true` and `budget.warning` naming the cap and what it was clamped
+//! to. Only a cap below 1 (or above [`MAX_MAX_CHARS`]) is `INVALID_REQUEST`.
 
 use moss_client::reasoning::Budget;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 
-/// The smallest `max_chars` (and `max_bytes`) accepted: room for an answer's frame.
+/// The smallest configured `output_max_chars`: room for an answer's frame. A request may ask
+/// for less; its answer is then clamped (see the module doc).
 pub const MIN_MAX_CHARS: i64 = 256;
 /// The largest.
 pub const MAX_MAX_CHARS: i64 = 1_000_000;
@@ -43,12 +47,10 @@ impl Caps {
         };
         Ok(Caps {
             max_chars: match max_chars {
-                Some(v) => check("max_chars", v, MIN_MAX_CHARS)?,
+                Some(v) => check("max_chars", v, 1)?,
                 None => default as i64,
             },
-            max_bytes: max_bytes
-                .map(|v| check("max_bytes", v, MIN_MAX_CHARS))
-                .transpose()?,
+            max_bytes: max_bytes.map(|v| check("max_bytes", v, 1)).transpose()?,
             max_lines: max_lines.map(|v| check("max_lines", v, 1)).transpose()?,
         })
     }
@@ -121,6 +123,7 @@ impl Caps {
             max_lines: self.max_lines,
             used_lines: self.max_lines,
             truncated,
+            warning: None,
         }
     }
 
@@ -133,7 +136,26 @@ impl Caps {
             max_lines: self.max_lines,
             used_lines: self.max_lines.map(|_| s.lines),
             truncated,
+            warning: None,
         }
+    }
+
+    /// The warning of an answer of size `s` clamped past these caps: each cap it exceeds.
+    fn clamp_warning(&self, s: Size) -> String {
+        let mut over = Vec::new();
+        if s.chars > self.max_chars {
+            over.push(format!("max_chars {} to {}", self.max_chars, s.chars));
+        }
+        if let Some(m) = self.max_bytes.filter(|m| s.bytes > *m) {
+            over.push(format!("max_bytes {m} to {}", s.bytes));
+        }
+        if let Some(m) = self.max_lines.filter(|m| s.lines > *m) {
+            over.push(format!("max_lines {m} to {}", s.lines));
+        }
+        format!(
+            "clamped {}: the smallest answer this read can give",
+            over.join(", ")
+        )
     }
 
     /// How far over its caps `s` is, in characters (bytes count as characters here).
@@ -162,25 +184,12 @@ pub fn fit<T: Fit>(mut answer: T, caps: &Caps) -> Result<T> {
     let (mut lo, mut hi) = (0usize, answer.units());
     let (empty, empty_size) = trial(0);
     if !caps.fits(empty_size) {
-        let field = if empty_size.chars > caps.max_chars {
-            ("max_chars", empty_size.chars)
-        } else if caps.max_bytes.is_some_and(|m| empty_size.bytes > m) {
-            ("max_bytes", empty_size.bytes)
+        let smallest = if answer.units() > 0 && answer.paged() {
+            smallest_one(&trial)
         } else {
-            ("max_lines", empty_size.lines)
+            empty
         };
-        return Err(Error::invalid_field(
-            field.0,
-            format!(
-                "{} is too small for this answer even with no items: it needs at least {}",
-                field.0, field.1
-            ),
-        )
-        .with_details(serde_json::json!({
-            "field": field.0,
-            "needed_chars": empty_size.chars,
-            "needed_bytes": empty_size.bytes,
-        })));
+        return Ok(clamped(smallest, caps));
     }
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
@@ -208,23 +217,46 @@ pub fn fit<T: Fit>(mut answer: T, caps: &Caps) -> Result<T> {
             }
         }
         if !fitted && best.paged() {
-            return Err(Error::invalid_field(
-                "max_chars",
-                format!(
-                    "max_chars {} cannot hold even one item of this answer with its text cut; \
-                     it needs at least {} (or max_bytes {})",
-                    caps.max_chars, size.chars, size.bytes
-                ),
-            )
-            .with_details(serde_json::json!({
-                "field": "max_chars",
-                "needed_chars": size.chars,
-                "needed_bytes": size.bytes,
-            })));
+            return Ok(clamped(smallest_one(&trial), caps));
         }
     }
     let size = measure(&best);
     Ok(settle(best, caps, size, true))
+}
+
+/// A page's newest item with its text cut as far as it goes: the smallest answer a reader
+/// paging under any budget still moves forward with.
+fn smallest_one<T: Fit>(trial: &impl Fn(usize) -> (T, Size)) -> T {
+    let (mut one, mut size) = trial(1);
+    for _ in 0..16 {
+        let mut shorter = one.clone();
+        if !shorter.cut(size.chars as usize) {
+            break;
+        }
+        let now = measure(&shorter);
+        if now.chars >= size.chars {
+            break;
+        }
+        (one, size) = (shorter, now);
+    }
+    one
+}
+
+/// `answer`, over its caps, with its budget and a warning naming each cap it exceeds and its
+/// size: the numbers can change the size, so a few passes settle them as in [`settle`].
+fn clamped<T: Fit>(mut answer: T, caps: &Caps) -> T {
+    let mut size = measure(&answer);
+    for _ in 0..4 {
+        let mut budget = caps.budget(size, true);
+        budget.warning = Some(caps.clamp_warning(size));
+        answer.set_budget(budget);
+        let now = measure(&answer);
+        if now.chars == size.chars && now.bytes == size.bytes && now.lines == size.lines {
+            break;
+        }
+        size = now;
+    }
+    answer
 }
 
 /// Records the budget with the answer's exact size: the recorded numbers have at most the
@@ -332,8 +364,42 @@ mod tests {
     }
 
     #[test]
+    fn a_cap_below_the_smallest_answer_is_clamped_to_it() {
+        let big = "x".repeat(500);
+        for max in [1, 20, 40] {
+            let caps = Caps::new(20_000, Some(max), None, None).unwrap();
+            // A page keeps its newest item, cut as far as it goes, so a reader moves on.
+            let out = fit(page(&[&big, "older"]), &caps).unwrap();
+            assert_eq!(out.items, vec!["…"]);
+            let len = serde_json::to_string(&out).unwrap().chars().count() as i64;
+            let b = out.budget.clone().unwrap();
+            assert!(out.truncated && b.truncated);
+            assert_eq!((b.max_chars, b.used_chars), (max, len));
+            assert_eq!(
+                b.warning.as_deref(),
+                Some(
+                    format!(
+                        "clamped max_chars {max} to {len}: the smallest answer this read can give"
+                    )
+                    .as_str()
+                )
+            );
+        }
+        // An answer with nothing to drop is given whole.
+        let caps = Caps::new(20_000, Some(5), Some(6), None).unwrap();
+        let out = fit(page(&[]), &caps).unwrap();
+        let w = out.budget.unwrap().warning.unwrap();
+        assert!(
+            w.contains("max_chars 5 to ") && w.contains("max_bytes 6 to "),
+            "{w}"
+        );
+    }
+
+    #[test]
     fn out_of_range_caps_name_their_field() {
-        let e = Caps::new(20_000, Some(10), None, None).unwrap_err();
+        let e = Caps::new(20_000, Some(0), None, None).unwrap_err();
+        assert_eq!(e.0.details["field"], "max_chars");
+        let e = Caps::new(20_000, Some(MAX_MAX_CHARS + 1), None, None).unwrap_err();
         assert_eq!(e.0.details["field"], "max_chars");
         let e = Caps::new(20_000, None, None, Some(0)).unwrap_err();
         assert_eq!(e.0.details["field"], "max_lines");

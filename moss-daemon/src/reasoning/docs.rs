@@ -338,6 +338,7 @@ pub(crate) fn blank_budget() -> Budget {
         max_lines: None,
         used_lines: None,
         truncated: false,
+        warning: None,
     }
 }
 

@@ -356,11 +356,13 @@ async def test_show_never_exceeds_max_chars() -> None:
             [entry] = page["entries"]
             assert entry["content"].startswith("note 7: "), entry
             assert entry["content_truncated"] is True, entry
-            # Too small for even that: an error that says what would do.
-            err = await _err(session, "branchmind_show", {"workspace": ws, "max_chars": 300})
-            assert err["code"] == "INVALID_REQUEST", err
-            assert err["details"]["field"] == "max_chars", err
-            assert err["details"]["needed_chars"] > 300, err
+            # Too small for even that: clamped to the entry with its content cut, and said so.
+            page = await _ok(session, "branchmind_show", {"workspace": ws, "max_chars": 100})
+            [entry] = page["entries"]
+            assert entry["content_truncated"] is True, entry
+            assert page["truncated"] is True, page
+            assert page["budget"]["used_chars"] > 100, page
+            assert page["budget"]["warning"].startswith("clamped max_chars 100 to "), page
 
 
 # --- (g) 3-way graph merge and conflicts -------------------------------------------------------

@@ -810,7 +810,7 @@ async fn failed_preconditions_suggest_the_next_call() {
     let e = fails(
         &d,
         "/reasoning/show",
-        json!({"workspace": ws, "max_chars": 10}),
+        json!({"workspace": ws, "max_chars": 0}),
         400,
         "INVALID_REQUEST",
     )
@@ -850,6 +850,53 @@ async fn failed_preconditions_suggest_the_next_call() {
     )
     .await;
     assert_eq!(e["details"]["field"], "limt");
+    d.stop().await;
+}
+
+/// A budget below the smallest answer a read can give is clamped to that answer, not refused.
+#[tokio::test]
+async fn a_tiny_budget_is_clamped_and_says_so() {
+    let d = TestDaemon::start().await;
+    let ws = "tiny";
+    let t = ok(
+        &d,
+        "/reasoning/think/template",
+        json!({"workspace": ws, "type": "hypothesis", "max_chars": 20}),
+    )
+    .await;
+    assert_eq!(
+        (t["type"].as_str(), t["truncated"].as_bool()),
+        (Some("hypothesis"), Some(true))
+    );
+    let w = t["budget"]["warning"].as_str().unwrap();
+    assert!(w.starts_with("clamped max_chars 20 to "), "{w}");
+    assert_eq!(
+        t["budget"]["used_chars"].as_u64().unwrap() as usize,
+        chars(&t)
+    );
+    let v = ok(
+        &d,
+        "/reasoning/graph/validate",
+        json!({"workspace": ws, "branch": "main", "doc": "graph", "max_chars": 250, "max_bytes": 1}),
+    )
+    .await;
+    assert_eq!(
+        (v["ok"].as_bool(), v["truncated"].as_bool()),
+        (Some(true), Some(true)),
+        "{v}"
+    );
+    let w = v["budget"]["warning"].as_str().unwrap();
+    assert!(w.contains("max_bytes 1 to "), "{w}");
+    // Below 1 is still no budget at all.
+    let e = fails(
+        &d,
+        "/reasoning/think/template",
+        json!({"workspace": ws, "type": "hypothesis", "max_chars": 0}),
+        400,
+        "INVALID_REQUEST",
+    )
+    .await;
+    assert_eq!(e["details"]["field"], "max_chars");
     d.stop().await;
 }
 
@@ -930,26 +977,29 @@ async fn budgets_are_hard_caps_and_paging_under_them_sees_everything() {
         .await;
         assert!(v.to_string().len() <= max, "max_bytes {max}");
     }
-    // A budget that cannot hold one entry, even cut, says what it needs instead of answering
-    // an empty page no reader could get past.
-    let e = fails(
-        &d,
-        "/reasoning/show",
-        json!({"workspace": ws, "branch": "main", "max_chars": 256}),
-        400,
-        "INVALID_REQUEST",
-    )
-    .await;
-    assert_eq!(e["details"]["field"], "max_chars");
-    let needed = e["details"]["needed_chars"].as_i64().unwrap();
-    assert!(needed > 256, "{e}");
+    // A budget that cannot hold one entry, even cut, is clamped to that entry with its text
+    // cut as far as it goes: the answer says so, and a reader paging with it still moves on.
     let v = ok(
         &d,
         "/reasoning/show",
-        json!({"workspace": ws, "branch": "main", "max_chars": needed}),
+        json!({"workspace": ws, "branch": "main", "doc": "notes", "max_chars": 256}),
     )
     .await;
-    assert_eq!(v["entries"].as_array().unwrap().len(), 1);
+    let used = v["budget"]["used_chars"].as_i64().unwrap();
+    assert!(used > 256 && used == chars(&v) as i64, "{v}");
+    assert_eq!(
+        (
+            v["truncated"].as_bool(),
+            v["entries"].as_array().unwrap().len()
+        ),
+        (Some(true), 1)
+    );
+    assert_eq!(v["entries"][0]["content"], "…");
+    assert_eq!(
+        v["budget"]["warning"],
+        format!("clamped max_chars 256 to {used}: the smallest answer this read can give")
+    );
+    assert!(v["pagination"]["next_cursor"].is_i64(), "{v}");
     // Under a budget, the newest entry (3000 × é) is cut, not dropped, and pages move on.
     let first = ok(
         &d,
