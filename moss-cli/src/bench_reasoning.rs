@@ -111,6 +111,7 @@ pub async fn run(client: &Client, s: Sizes, json: bool) -> anyhow::Result<()> {
             let req = NotesCommitRequest {
                 workspace: w,
                 branch: Some("notes-bench".into()),
+                doc: Some("notes".into()),
                 content: t,
                 ..Default::default()
             };
@@ -140,6 +141,7 @@ pub async fn run(client: &Client, s: Sizes, json: bool) -> anyhow::Result<()> {
                 let req = NotesCommitRequest {
                     workspace: w.clone(),
                     branch: Some("main".into()),
+                    doc: Some("notes".into()),
                     content: format!("base entry {i}: the cache was cold after deploy {i}"),
                     ..Default::default()
                 };
@@ -165,6 +167,7 @@ pub async fn run(client: &Client, s: Sizes, json: bool) -> anyhow::Result<()> {
             .notes_commit(&NotesCommitRequest {
                 workspace: ws.clone(),
                 branch: Some("derived".into()),
+                doc: Some("notes".into()),
                 content: format!("derived note {i}"),
                 ..Default::default()
             })
@@ -179,6 +182,7 @@ pub async fn run(client: &Client, s: Sizes, json: bool) -> anyhow::Result<()> {
             let req = ShowRequest {
                 workspace: w,
                 branch: Some("derived".into()),
+                doc: Some("notes".into()),
                 limit: Some(20),
                 cursor,
                 ..Default::default()

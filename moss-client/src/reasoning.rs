@@ -2,8 +2,12 @@
 //!
 //! Documents are append-only logs addressed by `(branch, doc)`, or by `target` (`PLAN-001`,
 //! `TASK-001`), which resolves to the target's `reasoning_ref`: branch `task/TASK-001`, docs
-//! `notes`, `TASK-001-graph` and `TASK-001-trace`. With neither, a tool uses the workspace's
-//! checked-out branch (`main` until `branchmind_checkout`).
+//! `notes`, `TASK-001-graph` and `TASK-001-trace`. A document is always named, never guessed:
+//! `target` (with `branch` for the target's documents on a branch made from its branch), or
+//! `doc` (on `branch`, or the workspace's checked-out branch, `main` until
+//! `branchmind_checkout`). A call that names neither is `INVALID_REQUEST` with the call that
+//! works in `details.suggested_call`. The one default is `notes` in `branchmind_diff` and
+//! `branchmind_merge`, the notes document of every plan and task alike.
 //!
 //! Every list-like read pages by sequence from the newest: `cursor` (exclusive upper bound),
 //! `limit`, and `pagination.next_cursor` for the next, older page. Every read takes `max_chars`,
@@ -166,10 +170,11 @@ pub struct NotesCommitRequest {
     /// `PLAN-###` or `TASK-###`: writes to its notes doc on its branch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch).
+    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
+    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Document (default `notes`).
+    /// Document. Required unless `target` is given (then its notes doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
     /// The note (at most 65536 characters).
@@ -195,7 +200,8 @@ pub struct CommitRequest {
     /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch).
+    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
+    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// Document. Required unless `target` is given (then its notes doc).
@@ -242,10 +248,11 @@ pub struct ShowRequest {
     /// With `target`: `notes` (default) or `trace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc_kind: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch).
+    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
+    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Document (default `notes`).
+    /// Document. Required unless `target` is given (then its notes, or its `doc_kind`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
     /// Read entries with `seq` below this (`pagination.next_cursor` of the previous page).
@@ -289,7 +296,8 @@ pub struct LogRequest {
     /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch).
+    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
+    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// Only entries of this kind.
@@ -425,7 +433,8 @@ pub struct MergeRequest {
     pub from: String,
     /// Branch merged into.
     pub into: String,
-    /// Document (default `notes` for notes, `graph` for the graph).
+    /// Document: `notes` by default for `branchmind_merge`; required for
+    /// `branchmind_graph_merge` (a plan's or task's graph is `<ID>-graph`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
     /// Continue a large merge from `pagination.next_cursor`.
@@ -593,10 +602,11 @@ pub struct GraphApplyRequest {
     /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch).
+    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
+    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Graph document (default: the target's graph doc, else `graph`).
+    /// Graph document. Required unless `target` is given (then its graph doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
     /// 1-1000 operations, applied all or none.
@@ -672,10 +682,11 @@ pub struct GraphQueryRequest {
     /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch).
+    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
+    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Document (default: the target's, else the tool's default document).
+    /// Graph document. Required unless `target` is given (then its graph doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
     /// Only these node ids.
@@ -744,10 +755,11 @@ pub struct GraphValidateRequest {
     /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch).
+    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
+    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Document (default: the target's, else the tool's default document).
+    /// Graph document. Required unless `target` is given (then its graph doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
     /// 1-1000 (default 50).
@@ -812,7 +824,7 @@ pub struct GraphDiffRequest {
     pub from: String,
     /// Branch whose differing states are listed.
     pub to: String,
-    /// Graph document (default `graph`).
+    /// Graph document, required (a plan's or task's graph is `<ID>-graph`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
     /// Read items with `seq` below this (`pagination.next_cursor` of the previous page).
@@ -891,7 +903,7 @@ pub struct GraphConflictsRequest {
     pub workspace: String,
     /// Merge destination.
     pub into: String,
-    /// Graph document (default `graph`).
+    /// Graph document, required (a plan's or task's graph is `<ID>-graph`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
     /// `open` or `resolved` (default: both).
@@ -1058,13 +1070,14 @@ pub struct ThinkCardRequest {
     /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's, else the checked-out branch).
+    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
+    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Trace document (default: the target's trace doc, else `trace`).
+    /// Trace document. Required unless `target` is given (then its trace doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_doc: Option<String>,
-    /// Graph document (default: the target's graph doc, else `graph`).
+    /// Graph document. Required unless `target` is given (then its graph doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_doc: Option<String>,
     /// The card: a JSON object, a JSON object in a string, or `key: value` lines. Needs `id`
@@ -1110,10 +1123,11 @@ pub struct ThinkContextRequest {
     /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch).
+    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
+    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Graph document (default: the target's graph doc, else `graph`).
+    /// Graph document. Required unless `target` is given (then its graph doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_doc: Option<String>,
     /// 1-200 (default 30).
@@ -1161,10 +1175,11 @@ pub struct ThinkNextRequest {
     /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch).
+    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
+    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Graph document (default: the target's graph doc, else `graph`).
+    /// Graph document. Required unless `target` is given (then its graph doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_doc: Option<String>,
 }

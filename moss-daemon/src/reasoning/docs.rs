@@ -5,7 +5,7 @@ use moss_client::reasoning::*;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::{Value, json};
 
-use super::refs::{self, ALL, DocAddress, MAIN};
+use super::refs::{self, ALL, DocAddress, MAIN, Naming};
 use super::{Reasoning, cursor, limit, now_ms, object_json, parse_json};
 use crate::budget::{self, Fit, cut_text};
 use crate::error::{Error, Result};
@@ -328,6 +328,17 @@ impl Fit for BranchListResponse {
     }
 }
 
+/// How `branchmind_notes_commit` names its document.
+const NOTES_COMMIT: Naming = Naming {
+    tool: "branchmind_notes_commit",
+    fields: &[("doc", "notes")],
+};
+/// How `branchmind_commit` names its document.
+const COMMIT: Naming = Naming {
+    tool: "branchmind_commit",
+    fields: &[("doc", "notes")],
+};
+
 /// A budget to fill in: [`budget::fit`] replaces it.
 pub(crate) fn blank_budget() -> Budget {
     Budget {
@@ -462,12 +473,11 @@ impl Reasoning {
         let meta_json = object_json("meta", req.meta.as_ref())?;
         let source_event_id =
             crate::bounds::handle("source_event_id", req.source_event_id.as_deref())?;
-        if req.target.is_none() && req.branch.is_some() && req.doc.is_none() && req.kind != "note" {
-            return Err(Error::invalid_field(
-                "doc",
-                "doc is required with branch (or give target)",
-            ));
-        }
+        let naming = if kind == "note" {
+            &NOTES_COMMIT
+        } else {
+            &COMMIT
+        };
         self.store
             .writer
             .run(move |ctx| {
@@ -478,7 +488,7 @@ impl Reasoning {
                     req.branch.as_deref(),
                     req.doc.as_deref(),
                     |r| &r.notes_doc,
-                    "notes",
+                    naming,
                 )?;
                 refs::existing_branch(ctx, &ws, "branch", &at.branch)?;
                 let (entry, inserted) = insert_entry(
@@ -529,7 +539,10 @@ impl Reasoning {
                     req.branch.as_deref(),
                     req.doc.as_deref(),
                     pick,
-                    "notes",
+                    &Naming {
+                        tool: "branchmind_show",
+                        fields: &[("doc", "notes")],
+                    },
                 )?;
                 let sources = refs::sources(conn, &ws, "branch", &at.branch)?;
                 let rows = read_ranges(
@@ -566,16 +579,9 @@ impl Reasoning {
             .store
             .readers
             .run(move |conn| {
-                let at = refs::address(
-                    conn,
-                    &ws,
-                    req.target.as_deref(),
-                    req.branch.as_deref(),
-                    None,
-                    |r| &r.notes_doc,
-                    "notes",
-                )?;
-                let sources = refs::sources(conn, &ws, "branch", &at.branch)?;
+                let (branch, _) =
+                    refs::branch_of(conn, &ws, req.target.as_deref(), req.branch.as_deref())?;
+                let sources = refs::sources(conn, &ws, "branch", &branch)?;
                 let rows = read_ranges(
                     conn,
                     &ws,
@@ -587,7 +593,7 @@ impl Reasoning {
                 )?;
                 let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
                 Ok(LogResponse {
-                    branch: at.branch,
+                    branch,
                     entries,
                     pagination,
                     truncated: false,
@@ -909,8 +915,9 @@ impl Reasoning {
         target: Option<&str>,
         branch: Option<&str>,
         doc: Option<&str>,
+        naming: &Naming,
     ) -> Result<(DocAddress, Vec<(String, i64)>)> {
-        let at = refs::address(conn, ws, target, branch, doc, |r| &r.graph_doc, "graph")?;
+        let at = refs::address(conn, ws, target, branch, doc, |r| &r.graph_doc, naming)?;
         let sources = refs::sources(conn, ws, "branch", &at.branch)?;
         Ok((at, sources))
     }

@@ -10,8 +10,9 @@ pub const REASONING: Family = Family {
     name: "reasoning",
     summary: "Reasoning memory: append-only notes and trace, no-copy branches, a versioned graph with 3-way merges, think cards",
     instructions: "Reasoning (branchmind_*): durable working memory per workspace. Documents are \
-        append-only logs addressed by target (PLAN-001/TASK-001: its notes, trace and graph) \
-        or by branch+doc. Write decisions with branchmind_notes_commit, structure with \
+        append-only logs addressed by target (PLAN-001/TASK-001: its notes, trace and graph; \
+        add branch for them on a what-if branch) or by branch+doc; a call naming neither is \
+        refused with the call that works. Write decisions with branchmind_notes_commit, structure with \
         branchmind_think_card (hypothesis, question, test, evidence, decision…; \
         branchmind_think_next says which card is missing), explore what-ifs on a \
         branchmind_branch_create branch and bring them back with branchmind_merge / \
@@ -41,9 +42,10 @@ const TOOLS: &[Tool] = &[
         "branchmind_notes_commit",
         NotesCommitRequest,
         "Append one note (a decision, its rationale, evidence) to the notes of a target \
-            (PLAN-###/TASK-###) or to branch+doc (default: the checked-out branch, doc notes). \
-            Returns the entry with its seq. Errors: 404 NOT_FOUND for an unknown target or \
-            branch, with details.suggested_call.",
+            (PLAN-###/TASK-###, with branch for a branch made from its branch) or to branch+doc \
+            (doc alone: the checked-out branch). Returns the entry with its seq. Errors: 400 \
+            INVALID_REQUEST when neither target nor doc is given, 404 NOT_FOUND for an unknown \
+            target or branch, each with details.suggested_call.",
         |app, req, _| app.reasoning.notes_commit(req)
     ),
     tool!(
@@ -110,8 +112,8 @@ const TOOLS: &[Tool] = &[
     tool!(
         "branchmind_checkout",
         CheckoutRequest,
-        "Set the workspace's current branch (ref must exist): reads and writes that name no \
-            target and no branch use it. Task state is not affected.",
+        "Set the workspace's current branch (ref must exist): reads and writes that name a doc \
+            but no target and no branch use it. Task state is not affected.",
         |app, req, _| app.reasoning.checkout(req)
     ),
     tool!(
@@ -143,7 +145,7 @@ const TOOLS: &[Tool] = &[
         "branchmind_graph_diff",
         GraphDiffRequest,
         "Node and edge states in to's graph that differ from from's (a deletion is \
-            to.deleted:true), newest first. doc defaults to graph.",
+            to.deleted:true), newest first. doc is required (a task's graph is TASK-###-graph).",
         |app, req, _| app.reasoning.graph_diff(req)
     ),
     tool!(
@@ -153,14 +155,14 @@ const TOOLS: &[Tool] = &[
             base_branch, else 409 MERGE_INTO_NON_BASE). Keys changed only on from are written \
             into into; keys changed on both sides differently become conflicts (ids are \
             deterministic: rerunning finds the same ones and creates none). dry_run:true only \
-            counts.",
+            counts. doc is required (a task's graph is TASK-###-graph).",
         |app, req, _| app.reasoning.graph_merge(req)
     ),
     tool!(
         "branchmind_graph_conflicts",
         GraphConflictsRequest,
-        "List the graph conflicts of a merge destination, newest first, optionally by status \
-            (open or resolved).",
+        "List the graph conflicts of a merge destination's graph doc (required), newest first, \
+            optionally by status (open or resolved).",
         |app, req, _| app.reasoning.graph_conflicts(req)
     ),
     tool!(
@@ -189,7 +191,8 @@ const TOOLS: &[Tool] = &[
         "branchmind_think_card",
         ThinkCardRequest,
         "Write a thinking card: a trace entry and a graph node (+ supports/blocks edges) in \
-            one transaction. card is an object, a JSON string, or key: value lines; it needs id, \
+            one transaction, on a target's trace and graph (with branch: on a branch made from its \
+            branch) or on branch+trace_doc+graph_doc. card is an object, a JSON string, or key: value lines; it needs id, \
             type and a title or text (unknown keys go to meta). The same card again writes \
             nothing (inserted:false); the same id with a different card is 409 CONFLICT.",
         |app, req, _| app.reasoning.think_card(req)

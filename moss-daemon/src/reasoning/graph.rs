@@ -11,7 +11,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 use serde_json::{Value, json};
 
 use super::docs::{blank_budget, keep_page, page_of};
-use super::refs::{self, ALL};
+use super::refs::{self, ALL, Naming};
 use super::{Reasoning, cursor, limit, now_ms, object_json, parse_json};
 use crate::budget::{self, Fit, cut_text};
 use crate::error::{Error, Result};
@@ -787,7 +787,10 @@ impl Reasoning {
                     req.branch.as_deref(),
                     req.doc.as_deref(),
                     |r| &r.graph_doc,
-                    "graph",
+                    &Naming {
+                        tool: "branchmind_graph_apply",
+                        fields: &[("doc", "graph")],
+                    },
                 )?;
                 refs::existing_branch(ctx, &ws, "branch", &at.branch)?;
                 let mut applied = GraphApplied::default();
@@ -853,6 +856,10 @@ impl Reasoning {
                     req.target.as_deref(),
                     req.branch.as_deref(),
                     req.doc.as_deref(),
+                    &Naming {
+                        tool: "branchmind_graph_query",
+                        fields: &[("doc", "graph")],
+                    },
                 )?;
                 let rows = query_nodes(conn, &ws, &sources, &at.doc, &filters, cursor, limit)?;
                 let (nodes, pagination) = page_of(rows, cursor, limit, |n| n.last_seq);
@@ -891,6 +898,10 @@ impl Reasoning {
                     req.target.as_deref(),
                     req.branch.as_deref(),
                     req.doc.as_deref(),
+                    &Naming {
+                        tool: "branchmind_graph_validate",
+                        fields: &[("doc", "graph")],
+                    },
                 )?;
                 let nodes = all_nodes(conn, &ws, &sources, &at.doc)?;
                 let live_nodes: HashSet<&str> = nodes
@@ -957,13 +968,21 @@ impl Reasoning {
         let cursor = cursor(req.cursor)?;
         let from = refs::name("from", &req.from)?;
         let to = refs::name("to", &req.to)?;
-        let doc = refs::name("doc", req.doc.as_deref().unwrap_or("graph"))?;
+        let doc_arg = req.doc.clone();
         let resp = self
             .store
             .readers
             .run(move |conn| {
                 let fs = refs::sources(conn, &ws, "from", &from)?;
                 let ts = refs::sources(conn, &ws, "to", &to)?;
+                let doc = refs::graph_doc_between(
+                    conn,
+                    &ws,
+                    doc_arg.as_deref(),
+                    &[&to, &from],
+                    "branchmind_graph_diff",
+                    json!({ "from": from, "to": to }),
+                )?;
                 let upper = cursor.unwrap_or(ALL);
                 let from_nodes = all_nodes(conn, &ws, &fs, &doc)?;
                 let from_edges = all_edges(conn, &ws, &fs, &doc)?;
@@ -1023,7 +1042,7 @@ impl Reasoning {
         let cursor = cursor(req.cursor)?;
         let from = refs::name("from", &req.from)?;
         let into = refs::name("into", &req.into)?;
-        let doc = refs::name("doc", req.doc.as_deref().unwrap_or("graph"))?;
+        let doc_arg = req.doc.clone();
         let dry_run = req.dry_run.unwrap_or(false);
         self.store
             .writer
@@ -1040,6 +1059,14 @@ impl Reasoning {
                     )
                     .with_details(json!({ "field": "into", "from": from, "into": into, "base_branch": fb.base_branch })));
                 }
+                let doc = refs::graph_doc_between(
+                    ctx,
+                    &ws,
+                    doc_arg.as_deref(),
+                    &[&into],
+                    "branchmind_graph_merge",
+                    json!({ "from": from, "into": into }),
+                )?;
                 let from_sources = refs::sources(ctx, &ws, "from", &from)?;
                 let base_sources = from_sources[1..].to_vec();
                 let into_sources = refs::sources(ctx, &ws, "into", &into)?;
@@ -1207,7 +1234,7 @@ impl Reasoning {
         let limit = limit("limit", req.limit, 50, 200)?;
         let cursor = cursor(req.cursor)?;
         let into = refs::name("into", &req.into)?;
-        let doc = refs::name("doc", req.doc.as_deref().unwrap_or("graph"))?;
+        let doc_arg = req.doc.clone();
         let status = match req.status.as_deref() {
             None | Some("") => None,
             Some(s @ ("open" | "resolved")) => Some(s.to_string()),
@@ -1223,6 +1250,14 @@ impl Reasoning {
             .readers
             .run(move |conn| {
                 refs::existing_branch(conn, &ws, "into", &into)?;
+                let doc = refs::graph_doc_between(
+                    conn,
+                    &ws,
+                    doc_arg.as_deref(),
+                    &[&into],
+                    "branchmind_graph_conflicts",
+                    json!({ "into": into }),
+                )?;
                 let mut stmt = conn.prepare_cached(
                     "SELECT conflict_id, kind, key, status, created_at_ms, seq FROM graph_conflicts
                      WHERE workspace = ?1 AND into_branch = ?2 AND doc = ?3 AND seq < ?4

@@ -214,17 +214,23 @@ pub struct DocAddress {
     pub reasoning_ref: Option<ReasoningRef>,
 }
 
-/// Resolves `(target?, branch?, doc?)`: the target's branch and `pick(ref)` document; else the
-/// given branch (or the checkout) and `doc` (or `default_doc`).
-pub fn address(
+/// How a tool names the documents it reads or writes, for refusing a call that names none.
+#[derive(Debug, Clone, Copy)]
+pub struct Naming {
+    /// The tool, for the suggested call.
+    pub tool: &'static str,
+    /// The fields that name its documents without a target, each with the usual document.
+    pub fields: &'static [(&'static str, &'static str)],
+}
+
+/// The branch of `(target?, branch?)`: `branch`, else the target's branch, else the checkout;
+/// with the target's `reasoning_ref`.
+pub fn branch_of(
     conn: &Connection,
     ws: &str,
     target: Option<&str>,
     branch: Option<&str>,
-    doc: Option<&str>,
-    pick: fn(&ReasoningRef) -> &str,
-    default_doc: &str,
-) -> Result<DocAddress> {
+) -> Result<(String, Option<ReasoningRef>)> {
     let target = target.filter(|t| !t.trim().is_empty());
     let reference = target.map(|t| resolve_target(conn, ws, t)).transpose()?;
     let branch = match (branch.filter(|b| !b.trim().is_empty()), &reference) {
@@ -232,16 +238,152 @@ pub fn address(
         (None, Some(r)) => r.branch.clone(),
         (None, None) => checkout(conn, ws)?,
     };
-    let doc = match (doc.filter(|d| !d.trim().is_empty()), &reference) {
+    Ok((branch, reference))
+}
+
+/// Resolves `(target?, branch?, doc?)`. A document is always named, never guessed: `target`
+/// names the plan's or task's documents (`pick(ref)`), on its branch or on `branch`; without a
+/// target, `doc` names it, on `branch` or the checked-out branch. A call that names neither is
+/// `INVALID_REQUEST` carrying the call that works (see [`unnamed_document`]).
+pub fn address(
+    conn: &Connection,
+    ws: &str,
+    target: Option<&str>,
+    branch: Option<&str>,
+    doc: Option<&str>,
+    pick: fn(&ReasoningRef) -> &str,
+    naming: &Naming,
+) -> Result<DocAddress> {
+    let doc = doc.filter(|d| !d.trim().is_empty());
+    let no_target = target.is_none_or(|t| t.trim().is_empty());
+    if no_target && doc.is_none() {
+        return Err(unnamed_document(conn, ws, branch, naming)?);
+    }
+    let (branch, reference) = branch_of(conn, ws, target, branch)?;
+    let doc = match (doc, &reference) {
         (Some(d), _) => name("doc", d)?,
         (None, Some(r)) => pick(r).to_string(),
-        (None, None) => default_doc.to_string(),
+        (None, None) => unreachable!("checked above: a target or a doc is named"),
     };
     Ok(DocAddress {
         branch,
         doc,
         reasoning_ref: reference,
     })
+}
+
+/// The plan or task whose canonical branch `branch` is, or was made from (through its bases):
+/// `(kind, id)`. `None` for other branches, and for a branch that does not exist.
+pub fn owner(conn: &Connection, ws: &str, branch: &str) -> Result<Option<(&'static str, String)>> {
+    let sources = match sources(conn, ws, "branch", branch) {
+        Ok(s) => s,
+        Err(e) if e.0.code == ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(sources.iter().find_map(|(b, _)| {
+        let (kind, id) = b.split_once('/')?;
+        let (k, id) = target_id("target", id).ok()?;
+        (k == kind).then_some((k, id))
+    }))
+}
+
+/// The refusal of a call that names no document, with the call that works: on a branch that
+/// is (or was made from) a plan's or task's branch, `target` with that branch; else the
+/// branch with the tool's usual document names.
+pub fn unnamed_document(
+    conn: &Connection,
+    ws: &str,
+    branch: Option<&str>,
+    naming: &Naming,
+) -> Result<Error> {
+    let branch = match branch.filter(|b| !b.trim().is_empty()) {
+        Some(b) => name("branch", b)?,
+        None => checkout(conn, ws)?,
+    };
+    let fields: Vec<&str> = naming.fields.iter().map(|(f, _)| *f).collect();
+    let fields = fields.join(" and ");
+    let mut args = serde_json::Map::new();
+    args.insert("workspace".into(), json!(ws));
+    let why = match owner(conn, ws, &branch)? {
+        Some((kind, id)) => {
+            args.insert("target".into(), json!(id));
+            let canonical = reasoning_ref(kind, &id).branch;
+            if branch != canonical {
+                args.insert("branch".into(), json!(branch));
+                format!(
+                    "branch {branch:?} was made from {canonical}, so its documents are {id}'s: \
+                     name them with target (and the branch)"
+                )
+            } else {
+                format!("branch {branch:?} is {id}'s: name its documents with target")
+            }
+        }
+        None => {
+            args.insert("branch".into(), json!(branch));
+            for (field, usual) in naming.fields {
+                args.insert((*field).into(), json!(usual));
+            }
+            format!(
+                "give target (a plan or task id, for its documents) or {fields} (on branch, or \
+                 the checked-out branch)"
+            )
+        }
+    };
+    let args = serde_json::Value::Object(args);
+    Ok(suggest(
+        Error::invalid_field(
+            "target",
+            format!(
+                "this call names no document: {why}; e.g. {} {args} with your other arguments",
+                naming.tool
+            ),
+        ),
+        naming.tool,
+        args,
+    ))
+}
+
+/// The graph document of a call between two branches (`graph_diff`, `graph_merge`,
+/// `graph_conflicts`): `doc`, or, when absent, `INVALID_REQUEST` with the call that names the
+/// graph of the plan or task the first of `branches` belongs to (else `graph`). `call` holds
+/// the call's other arguments.
+pub fn graph_doc_between(
+    conn: &Connection,
+    ws: &str,
+    doc: Option<&str>,
+    branches: &[&str],
+    tool: &str,
+    call: serde_json::Value,
+) -> Result<String> {
+    if let Some(d) = doc.filter(|d| !d.trim().is_empty()) {
+        return name("doc", d);
+    }
+    let mut owner_ref = None;
+    for b in branches {
+        if let Some((kind, id)) = owner(conn, ws, b)? {
+            owner_ref = Some((id.clone(), reasoning_ref(kind, &id)));
+            break;
+        }
+    }
+    let (why, doc) = match owner_ref {
+        Some((id, r)) => (
+            format!("the branches are {id}'s, whose graph is {:?}", r.graph_doc),
+            r.graph_doc,
+        ),
+        None => ("name the graph document".to_string(), "graph".to_string()),
+    };
+    let mut args = match call {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    args.insert("workspace".into(), json!(ws));
+    args.insert("doc".into(), json!(doc));
+    let args = serde_json::Value::Object(args);
+    Err(suggest(
+        Error::invalid_field("doc", format!("doc is required: {why}; e.g. {tool} {args}")),
+        tool,
+        args,
+    ))
 }
 
 /// Creates a plan's or task's canonical branch if it does not exist yet (a root branch).

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::docs::{NewEntry, blank_budget, insert_entry};
 use super::graph;
-use super::refs;
+use super::refs::{self, Naming};
 use super::{Reasoning, limit, suggest};
 use crate::budget::{self, Fit};
 use crate::error::{Error, Result};
@@ -467,8 +467,9 @@ impl Reasoning {
         self.store
             .writer
             .run(move |ctx| {
-                let trace = refs::address(ctx, &ws, req.target.as_deref(), req.branch.as_deref(), req.trace_doc.as_deref(), |r| &r.trace_doc, "trace")?;
-                let graph_at = refs::address(ctx, &ws, req.target.as_deref(), req.branch.as_deref(), req.graph_doc.as_deref(), |r| &r.graph_doc, "graph")?;
+                let naming = Naming { tool: "branchmind_think_card", fields: &[("trace_doc", "trace"), ("graph_doc", "graph")] };
+                let trace = refs::address(ctx, &ws, req.target.as_deref(), req.branch.as_deref(), req.trace_doc.as_deref(), |r| &r.trace_doc, &naming)?;
+                let graph_at = refs::address(ctx, &ws, req.target.as_deref(), req.branch.as_deref(), req.graph_doc.as_deref(), |r| &r.graph_doc, &naming)?;
                 let sources = refs::sources(ctx, &ws, "branch", &trace.branch)?;
                 let payload = card.payload();
                 let key = format!("card:{}", card.node.id);
@@ -548,6 +549,10 @@ impl Reasoning {
                     req.target.as_deref(),
                     req.branch.as_deref(),
                     req.graph_doc.as_deref(),
+                    &Naming {
+                        tool: "branchmind_think_context",
+                        fields: &[("graph_doc", "graph")],
+                    },
                 )?;
                 let nodes = graph::all_nodes(conn, &ws, &sources, &at.doc)?;
                 let by_type = graph::count_by_type(&nodes, &SUPPORTED_TYPES);
@@ -586,6 +591,10 @@ impl Reasoning {
                     req.target.as_deref(),
                     req.branch.as_deref(),
                     req.graph_doc.as_deref(),
+                    &Naming {
+                        tool: "branchmind_think_next",
+                        fields: &[("graph_doc", "graph")],
+                    },
                 )?;
                 let nodes = graph::all_nodes(conn, &ws, &sources, &at.doc)?;
                 let edges: Vec<GraphEdge> = graph::all_edges(conn, &ws, &sources, &at.doc)?

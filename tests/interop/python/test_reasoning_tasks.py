@@ -254,7 +254,7 @@ async def test_branch_notes_diff_then_merge_is_idempotent() -> None:
             init = await _ok(session, "branchmind_init", {"workspace": ws})
             assert init["checkout"] == "main", init
             base = await _ok(
-                session, "branchmind_notes_commit", {"workspace": ws, "content": "Decision: use sqlite"}
+                session, "branchmind_notes_commit", {"doc": "notes", "workspace": ws, "content": "Decision: use sqlite"}
             )
             assert base["inserted"] is True and base["entry"]["branch"] == "main", base
 
@@ -268,12 +268,12 @@ async def test_branch_notes_diff_then_merge_is_idempotent() -> None:
             ours = []
             for text in ["What if: use postgres", "Postgres needs a server"]:
                 written = await _ok(
-                    session, "branchmind_notes_commit", {"workspace": ws, "branch": "what-if", "content": text}
+                    session, "branchmind_notes_commit", {"doc": "notes", "workspace": ws, "branch": "what-if", "content": text}
                 )
                 assert written["entry"]["branch"] == "what-if", written
                 ours.append(written["entry"]["seq"])
 
-            view = await _ok(session, "branchmind_show", {"workspace": ws, "branch": "what-if"})
+            view = await _ok(session, "branchmind_show", {"doc": "notes", "workspace": ws, "branch": "what-if"})
             assert [e["content"] for e in view["entries"]] == [
                 "Postgres needs a server",
                 "What if: use postgres",
@@ -290,7 +290,7 @@ async def test_branch_notes_diff_then_merge_is_idempotent() -> None:
             again = await _ok(session, "branchmind_merge", {"workspace": ws, "from": "what-if", "into": "main"})
             assert again["merged"] == 0 and again["skipped"] == 2, again
 
-            main = await _ok(session, "branchmind_show", {"workspace": ws, "branch": "main"})
+            main = await _ok(session, "branchmind_show", {"doc": "notes", "workspace": ws, "branch": "main"})
             copies = sorted(e["source_event_id"] for e in main["entries"] if e.get("source_event_id"))
             assert copies == sorted(f"merge:what-if:{s}" for s in ours), main
             assert len(main["entries"]) == 3, main
@@ -305,25 +305,25 @@ async def test_think_card_is_idempotent_and_a_changed_card_conflicts() -> None:
     card = {"id": "H1", "type": "hypothesis", "title": "The cache misses on cold start"}
     with anyio.fail_after(STEP_TIMEOUT_S):
         async with mcp_session(env("MOSS_TOKEN"), query=TOOLSETS) as (session, _init):
-            first = await _ok(session, "branchmind_think_card", {"workspace": ws, "card": card})
+            first = await _ok(session, "branchmind_think_card", {"trace_doc": "trace", "graph_doc": "graph", "workspace": ws, "card": card})
             assert first["inserted"] is True and first["card_id"] == "H1", first
             assert first["graph_applied"]["nodes_upserted"] == 1, first
 
-            second = await _ok(session, "branchmind_think_card", {"workspace": ws, "card": dict(card)})
+            second = await _ok(session, "branchmind_think_card", {"trace_doc": "trace", "graph_doc": "graph", "workspace": ws, "card": dict(card)})
             assert second["inserted"] is False, second
             assert second["graph_applied"] == {"nodes_upserted": 0, "edges_upserted": 0}, second
 
             changed = await _err(
                 session,
                 "branchmind_think_card",
-                {"workspace": ws, "card": {**card, "title": "The cache never misses"}},
+                {"trace_doc": "trace", "graph_doc": "graph", "workspace": ws, "card": {**card, "title": "The cache never misses"}},
             )
             assert changed["code"] == "CONFLICT", changed
             assert changed["status"] == 409, changed
 
             trace = await _ok(session, "branchmind_show", {"workspace": ws, "branch": "main", "doc": "trace"})
             assert len(trace["entries"]) == 1, trace
-            graph = await _ok(session, "branchmind_graph_query", {"workspace": ws, "ids": ["H1"]})
+            graph = await _ok(session, "branchmind_graph_query", {"doc": "graph", "workspace": ws, "ids": ["H1"]})
             [node] = graph["nodes"]
             assert node["title"] == card["title"] and node["type"] == "hypothesis", graph
 
@@ -340,10 +340,10 @@ async def test_show_never_exceeds_max_chars() -> None:
                 await _ok(
                     session,
                     "branchmind_notes_commit",
-                    {"workspace": ws, "content": f"note {i}: " + "a long line of reasoning, café. " * 25},
+                    {"doc": "notes", "workspace": ws, "content": f"note {i}: " + "a long line of reasoning, café. " * 25},
                 )
             for max_chars in (600, 1200):
-                page = await _ok(session, "branchmind_show", {"workspace": ws, "max_chars": max_chars})
+                page = await _ok(session, "branchmind_show", {"doc": "notes", "workspace": ws, "max_chars": max_chars})
                 size = len(_compact(page))
                 assert size <= max_chars, f"{size} chars > max_chars {max_chars}: {page}"
                 assert page["truncated"] is True, page
@@ -352,12 +352,12 @@ async def test_show_never_exceeds_max_chars() -> None:
                 assert page["budget"]["used_chars"] == size, page
                 assert page["pagination"]["has_more"] is True, page
             # With room for one entry's frame only, the newest is kept with its content cut.
-            page = await _ok(session, "branchmind_show", {"workspace": ws, "max_chars": 600})
+            page = await _ok(session, "branchmind_show", {"doc": "notes", "workspace": ws, "max_chars": 600})
             [entry] = page["entries"]
             assert entry["content"].startswith("note 7: "), entry
             assert entry["content_truncated"] is True, entry
             # Too small for even that: clamped to the entry with its content cut, and said so.
-            page = await _ok(session, "branchmind_show", {"workspace": ws, "max_chars": 100})
+            page = await _ok(session, "branchmind_show", {"doc": "notes", "workspace": ws, "max_chars": 100})
             [entry] = page["entries"]
             assert entry["content_truncated"] is True, entry
             assert page["truncated"] is True, page
@@ -377,19 +377,19 @@ async def test_graph_merge_conflict_is_discovered_once_and_resolves() -> None:
 
     with anyio.fail_after(STEP_TIMEOUT_S):
         async with mcp_session(env("MOSS_TOKEN"), query=TOOLSETS) as (session, _init):
-            await _ok(session, "branchmind_graph_apply", {"workspace": ws, "ops": upsert("base")})
+            await _ok(session, "branchmind_graph_apply", {"doc": "graph", "workspace": ws, "ops": upsert("base")})
             await _ok(session, "branchmind_branch_create", {"workspace": ws, "name": "b", "from": "main"})
-            await _ok(session, "branchmind_graph_apply", {"workspace": ws, "branch": "main", "ops": upsert("ours")})
-            await _ok(session, "branchmind_graph_apply", {"workspace": ws, "branch": "b", "ops": upsert("theirs")})
+            await _ok(session, "branchmind_graph_apply", {"doc": "graph", "workspace": ws, "branch": "main", "ops": upsert("ours")})
+            await _ok(session, "branchmind_graph_apply", {"doc": "graph", "workspace": ws, "branch": "b", "ops": upsert("theirs")})
 
-            first = await _ok(session, "branchmind_graph_merge", {"workspace": ws, "from": "b", "into": "main"})
+            first = await _ok(session, "branchmind_graph_merge", {"doc": "graph", "workspace": ws, "from": "b", "into": "main"})
             assert first["conflicts_created"] == 1 and first["merged"] == 0, first
             [conflict_id] = first["conflict_ids"]
-            second = await _ok(session, "branchmind_graph_merge", {"workspace": ws, "from": "b", "into": "main"})
+            second = await _ok(session, "branchmind_graph_merge", {"doc": "graph", "workspace": ws, "from": "b", "into": "main"})
             assert second["conflicts_created"] == 0, second
             assert second["conflict_ids"] == [conflict_id], second
 
-            listed = await _ok(session, "branchmind_graph_conflicts", {"workspace": ws, "into": "main"})
+            listed = await _ok(session, "branchmind_graph_conflicts", {"doc": "graph", "workspace": ws, "into": "main"})
             assert [(c["conflict_id"], c["key"], c["status"]) for c in listed["conflicts"]] == [
                 (conflict_id, "x", "open")
             ], listed
@@ -408,7 +408,7 @@ async def test_graph_merge_conflict_is_discovered_once_and_resolves() -> None:
             )
             assert resolved["status"] == "resolved" and resolved["applied"] is True, resolved
 
-            main = await _ok(session, "branchmind_graph_query", {"workspace": ws, "branch": "main", "ids": ["x"]})
+            main = await _ok(session, "branchmind_graph_query", {"doc": "graph", "workspace": ws, "branch": "main", "ids": ["x"]})
             [node] = main["nodes"]
             assert node["title"] == "theirs" and node["deleted"] is False, main
 

@@ -26,7 +26,7 @@ async fn note(d: &TestDaemon, ws: &str, branch: &str, content: &str) -> i64 {
     let v = ok(
         d,
         "/reasoning/notes/commit",
-        json!({"workspace": ws, "branch": branch, "content": content}),
+        json!({"doc": "notes", "workspace": ws, "branch": branch, "content": content}),
     )
     .await;
     v["entry"]["seq"].as_i64().unwrap()
@@ -96,7 +96,7 @@ async fn a_branch_of_a_branch_sees_each_base_as_of_its_cutoff() {
         let page = ok(
             &d,
             "/reasoning/show",
-            json!({"workspace": ws, "branch": "b2", "limit": 1, "cursor": cursor}),
+            json!({"doc": "notes", "workspace": ws, "branch": "b2", "limit": 1, "cursor": cursor}),
         )
         .await;
         assert_eq!(page["pagination"]["limit"], 1);
@@ -150,11 +150,18 @@ async fn a_branch_of_a_branch_sees_each_base_as_of_its_cutoff() {
     ok(
         &d,
         "/reasoning/notes/commit",
-        json!({"workspace": ws, "content": "on checkout"}),
+        json!({"doc": "notes", "workspace": ws, "content": "on checkout"}),
     )
     .await;
     assert_eq!(
-        contents(&ok(&d, "/reasoning/show", json!({"workspace": ws, "limit": 1})).await),
+        contents(
+            &ok(
+                &d,
+                "/reasoning/show",
+                json!({"doc": "notes", "workspace": ws, "limit": 1})
+            )
+            .await
+        ),
         ["on checkout"]
     );
     let status = ok(&d, "/reasoning/status", json!({"workspace": ws})).await;
@@ -209,7 +216,7 @@ async fn merging_notes_copies_each_once() {
     let main = ok(
         &d,
         "/reasoning/show",
-        json!({"workspace": ws, "branch": "main"}),
+        json!({"doc": "notes", "workspace": ws, "branch": "main"}),
     )
     .await;
     assert_eq!(contents(&main), ["i2", "i1", "base"]);
@@ -420,12 +427,12 @@ async fn the_graph_is_versioned_filtered_and_validated() {
     assert_eq!((seen.len(), unique.len()), (27, 27));
 
     // Atomic: one bad op writes nothing.
-    let e = fails(&d, "/reasoning/graph/apply", json!({"workspace": ws, "branch": "main", "ops": [node("ok1", "note", "x"), node("bad|id", "note", "x")]}), 400, "INVALID_REQUEST").await;
+    let e = fails(&d, "/reasoning/graph/apply", json!({"doc": "graph", "workspace": ws, "branch": "main", "ops": [node("ok1", "note", "x"), node("bad|id", "note", "x")]}), 400, "INVALID_REQUEST").await;
     assert_eq!(e["details"]["field"], "ops[1].id");
     let e = fails(
         &d,
         "/reasoning/graph/apply",
-        json!({"workspace": ws, "branch": "main", "ops": [node("step:x", "note", "x")]}),
+        json!({"doc": "graph", "workspace": ws, "branch": "main", "ops": [node("step:x", "note", "x")]}),
         400,
         "INVALID_REQUEST",
     )
@@ -467,7 +474,7 @@ async fn graph_merges_are_three_way_and_conflicts_are_found_once() {
     let diff = ok(
         &d,
         "/reasoning/graph/diff",
-        json!({"workspace": ws, "from": "main", "to": "b"}),
+        json!({"doc": "graph", "workspace": ws, "from": "main", "to": "b"}),
     )
     .await;
     let keys: Vec<String> = diff["changes"]
@@ -494,7 +501,7 @@ async fn graph_merges_are_three_way_and_conflicts_are_found_once() {
     fails(
         &d,
         "/reasoning/graph/merge",
-        json!({"workspace": ws, "from": "b", "into": "other"}),
+        json!({"doc": "graph", "workspace": ws, "from": "b", "into": "other"}),
         409,
         "MERGE_INTO_NON_BASE",
     )
@@ -503,7 +510,7 @@ async fn graph_merges_are_three_way_and_conflicts_are_found_once() {
     let dry = ok(
         &d,
         "/reasoning/graph/merge",
-        json!({"workspace": ws, "from": "b", "into": "main", "dry_run": true}),
+        json!({"doc": "graph", "workspace": ws, "from": "b", "into": "main", "dry_run": true}),
     )
     .await;
     assert_eq!(
@@ -513,7 +520,7 @@ async fn graph_merges_are_three_way_and_conflicts_are_found_once() {
     let conflicts = ok(
         &d,
         "/reasoning/graph/conflicts",
-        json!({"workspace": ws, "into": "main"}),
+        json!({"doc": "graph", "workspace": ws, "into": "main"}),
     )
     .await;
     assert_eq!(
@@ -525,7 +532,7 @@ async fn graph_merges_are_three_way_and_conflicts_are_found_once() {
     let first = ok(
         &d,
         "/reasoning/graph/merge",
-        json!({"workspace": ws, "from": "b", "into": "main"}),
+        json!({"doc": "graph", "workspace": ws, "from": "b", "into": "main"}),
     )
     .await;
     assert_eq!(
@@ -539,7 +546,7 @@ async fn graph_merges_are_three_way_and_conflicts_are_found_once() {
     let again = ok(
         &d,
         "/reasoning/graph/merge",
-        json!({"workspace": ws, "from": "b", "into": "main"}),
+        json!({"doc": "graph", "workspace": ws, "from": "b", "into": "main"}),
     )
     .await;
     assert_eq!(
@@ -593,7 +600,7 @@ async fn graph_merges_are_three_way_and_conflicts_are_found_once() {
     let open = ok(
         &d,
         "/reasoning/graph/conflicts",
-        json!({"workspace": ws, "into": "main", "status": "open"}),
+        json!({"doc": "graph", "workspace": ws, "into": "main", "status": "open"}),
     )
     .await;
     assert_eq!(open["conflicts"][0]["conflict_id"], id.as_str());
@@ -621,7 +628,7 @@ async fn graph_merges_are_three_way_and_conflicts_are_found_once() {
         ok(
             &d,
             "/reasoning/graph/merge",
-            json!({"workspace": ws, "from": "b", "into": "main"})
+            json!({"doc": "graph", "workspace": ws, "from": "b", "into": "main"})
         )
         .await["merged"],
         0
@@ -645,7 +652,7 @@ async fn think_cards_are_idempotent_atomic_and_typed() {
     let first = ok(
         &d,
         "/reasoning/think/card",
-        json!({"workspace": ws, "card": card}),
+        json!({"trace_doc": "trace", "graph_doc": "graph", "workspace": ws, "card": card}),
     )
     .await;
     assert_eq!(
@@ -667,7 +674,7 @@ async fn think_cards_are_idempotent_atomic_and_typed() {
     let same = ok(
         &d,
         "/reasoning/think/card",
-        json!({"workspace": ws, "card": card.to_string()}),
+        json!({"trace_doc": "trace", "graph_doc": "graph", "workspace": ws, "card": card.to_string()}),
     )
     .await;
     assert_eq!(
@@ -677,14 +684,14 @@ async fn think_cards_are_idempotent_atomic_and_typed() {
         ),
         (Some(false), Some(0))
     );
-    let dsl = ok(&d, "/reasoning/think/card", json!({"workspace": ws, "card": "id: h1\ntype: hypothesis\ntitle: The cache is cold\nwhy: p99 after deploys"})).await;
+    let dsl = ok(&d, "/reasoning/think/card", json!({"trace_doc": "trace", "graph_doc": "graph", "workspace": ws, "card": "id: h1\ntype: hypothesis\ntitle: The cache is cold\nwhy: p99 after deploys"})).await;
     assert_eq!(dsl["inserted"], false);
-    let e = fails(&d, "/reasoning/think/card", json!({"workspace": ws, "card": {"id": "h1", "type": "hypothesis", "title": "Something else"}}), 409, "CONFLICT").await;
+    let e = fails(&d, "/reasoning/think/card", json!({"trace_doc": "trace", "graph_doc": "graph", "workspace": ws, "card": {"id": "h1", "type": "hypothesis", "title": "Something else"}}), 409, "CONFLICT").await;
     assert_eq!(e["details"]["card_id"], "h1");
     let e = fails(
         &d,
         "/reasoning/think/card",
-        json!({"workspace": ws, "card": {"id": "z", "type": "idea", "title": "t"}}),
+        json!({"trace_doc": "trace", "graph_doc": "graph", "workspace": ws, "card": {"id": "z", "type": "idea", "title": "t"}}),
         400,
         "INVALID_REQUEST",
     )
@@ -692,7 +699,7 @@ async fn think_cards_are_idempotent_atomic_and_typed() {
     assert_eq!(e["details"]["supported_types"].as_array().unwrap().len(), 8);
 
     // A failing edge inside the transaction rolls back the trace entry and the node.
-    fails(&d, "/reasoning/think/card", json!({"workspace": ws, "card": {"id": "t1", "type": "test", "title": "Warm it"}, "supports": ["h1"], "blocks": ["task:TASK-001"]}), 400, "INVALID_REQUEST").await;
+    fails(&d, "/reasoning/think/card", json!({"trace_doc": "trace", "graph_doc": "graph", "workspace": ws, "card": {"id": "t1", "type": "test", "title": "Warm it"}, "supports": ["h1"], "blocks": ["task:TASK-001"]}), 400, "INVALID_REQUEST").await;
     let trace = ok(
         &d,
         "/reasoning/show",
@@ -703,15 +710,25 @@ async fn think_cards_are_idempotent_atomic_and_typed() {
     assert!(ids(&query(&d, ws, "main", json!({"ids": ["t1"]})).await).is_empty());
 
     // Edges, context and the next card.
-    let next = ok(&d, "/reasoning/think/next", json!({"workspace": ws})).await;
+    let next = ok(
+        &d,
+        "/reasoning/think/next",
+        json!({"graph_doc": "graph", "workspace": ws}),
+    )
+    .await;
     assert_eq!(next["next"]["rule"], "frame_missing");
     ok(
         &d,
         "/reasoning/think/card",
-        json!({"workspace": ws, "card": {"id": "f1", "type": "frame", "title": "Make p99 stable"}}),
+        json!({"trace_doc": "trace", "graph_doc": "graph", "workspace": ws, "card": {"id": "f1", "type": "frame", "title": "Make p99 stable"}}),
     )
     .await;
-    let next = ok(&d, "/reasoning/think/next", json!({"workspace": ws})).await;
+    let next = ok(
+        &d,
+        "/reasoning/think/next",
+        json!({"graph_doc": "graph", "workspace": ws}),
+    )
+    .await;
     assert_eq!(
         (
             next["next"]["rule"].as_str(),
@@ -719,19 +736,24 @@ async fn think_cards_are_idempotent_atomic_and_typed() {
         ),
         (Some("hypothesis_untested"), Some("h1"))
     );
-    let t = ok(&d, "/reasoning/think/card", json!({"workspace": ws, "card": next["next"]["card"], "supports": next["next"]["supports"]})).await;
+    let t = ok(&d, "/reasoning/think/card", json!({"trace_doc": "trace", "graph_doc": "graph", "workspace": ws, "card": next["next"]["card"], "supports": next["next"]["supports"]})).await;
     assert_eq!(
         t["graph_applied"],
         json!({"nodes_upserted": 1, "edges_upserted": 1})
     );
     assert_eq!(
-        ok(&d, "/reasoning/think/next", json!({"workspace": ws})).await["next"]["rule"],
+        ok(
+            &d,
+            "/reasoning/think/next",
+            json!({"graph_doc": "graph", "workspace": ws})
+        )
+        .await["next"]["rule"],
         "test_without_evidence"
     );
     let ctx = ok(
         &d,
         "/reasoning/think/context",
-        json!({"workspace": ws, "limit_cards": 2}),
+        json!({"graph_doc": "graph", "workspace": ws, "limit_cards": 2}),
     )
     .await;
     assert_eq!(ctx["stats"]["cards"], 3);
@@ -768,7 +790,7 @@ async fn failed_preconditions_suggest_the_next_call() {
     let e = fails(
         &d,
         "/reasoning/show",
-        json!({"workspace": ws, "branch": "nope"}),
+        json!({"doc": "notes", "workspace": ws, "branch": "nope"}),
         404,
         "NOT_FOUND",
     )
@@ -801,7 +823,7 @@ async fn failed_preconditions_suggest_the_next_call() {
     let e = fails(
         &d,
         "/reasoning/show",
-        json!({"workspace": ""}),
+        json!({"doc": "notes", "workspace": ""}),
         400,
         "INVALID_REQUEST",
     )
@@ -810,7 +832,7 @@ async fn failed_preconditions_suggest_the_next_call() {
     let e = fails(
         &d,
         "/reasoning/show",
-        json!({"workspace": ws, "max_chars": 0}),
+        json!({"doc": "notes", "workspace": ws, "max_chars": 0}),
         400,
         "INVALID_REQUEST",
     )
@@ -844,12 +866,134 @@ async fn failed_preconditions_suggest_the_next_call() {
     let e = fails(
         &d,
         "/reasoning/show",
-        json!({"workspace": ws, "limt": 3}),
+        json!({"doc": "notes", "workspace": ws, "limt": 3}),
         400,
         "INVALID_REQUEST",
     )
     .await;
     assert_eq!(e["details"]["field"], "limt");
+    d.stop().await;
+}
+
+/// Reads and writes name their document (a target, or a doc): a call that names neither is
+/// refused with the call that works, never written to a document picked for it.
+#[tokio::test]
+async fn a_call_that_names_no_document_is_refused_with_the_call_that_works() {
+    let d = TestDaemon::start().await;
+    let ws = "named";
+    for (path, body, tool) in [
+        (
+            "/reasoning/notes/commit",
+            json!({"workspace": ws, "content": "x"}),
+            "branchmind_notes_commit",
+        ),
+        (
+            "/reasoning/show",
+            json!({"workspace": ws}),
+            "branchmind_show",
+        ),
+        (
+            "/reasoning/notes/commit",
+            json!({"workspace": ws, "branch": "main", "content": "x"}),
+            "branchmind_notes_commit",
+        ),
+    ] {
+        let e = fails(&d, path, body, 400, "INVALID_REQUEST").await;
+        let call = &e["details"]["suggested_call"];
+        assert_eq!(call["tool"], tool, "{e}");
+        assert_eq!(
+            call["arguments"],
+            json!({"workspace": ws, "branch": "main", "doc": "notes"})
+        );
+        let message = e["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!(
+                r#"{tool} {{"branch":"main","doc":"notes","workspace":"named"}}"#
+            )),
+            "{message}"
+        );
+    }
+    let e = fails(
+        &d,
+        "/reasoning/think/context",
+        json!({"workspace": ws}),
+        400,
+        "INVALID_REQUEST",
+    )
+    .await;
+    assert_eq!(
+        e["details"]["suggested_call"]["arguments"]["graph_doc"],
+        "graph"
+    );
+    // Nothing was written to main.
+    let shown = ok(
+        &d,
+        "/reasoning/show",
+        json!({"workspace": ws, "branch": "main", "doc": "notes"}),
+    )
+    .await;
+    assert_eq!(shown["entries"], json!([]));
+
+    // On a branch made from a task's branch, the call that works names the task.
+    ok(
+        &d,
+        "/tasks/create",
+        json!({"workspace": ws, "title": "Checkout"}),
+    )
+    .await;
+    ok(
+        &d,
+        "/tasks/create",
+        json!({"workspace": ws, "title": "Pay", "parent": "PLAN-001"}),
+    )
+    .await;
+    branch(&d, ws, "try-paypal", "task/TASK-001").await;
+    let card = json!({"id": "h1", "type": "hypothesis", "title": "PayPal is cheaper"});
+    let e = fails(
+        &d,
+        "/reasoning/think/card",
+        json!({"workspace": ws, "branch": "try-paypal", "card": card}),
+        400,
+        "INVALID_REQUEST",
+    )
+    .await;
+    assert_eq!(
+        e["details"]["suggested_call"],
+        json!({"tool": "branchmind_think_card", "arguments": {"workspace": ws, "target": "TASK-001", "branch": "try-paypal"}})
+    );
+    let e = fails(
+        &d,
+        "/reasoning/graph/merge",
+        json!({"workspace": ws, "from": "try-paypal", "into": "task/TASK-001"}),
+        400,
+        "INVALID_REQUEST",
+    )
+    .await;
+    assert_eq!(e["details"]["field"], "doc");
+    assert_eq!(
+        e["details"]["suggested_call"]["arguments"]["doc"],
+        "TASK-001-graph"
+    );
+    // The suggested calls work.
+    let written = ok(
+        &d,
+        "/reasoning/think/card",
+        json!({"workspace": ws, "target": "TASK-001", "branch": "try-paypal", "card": card}),
+    )
+    .await;
+    assert_eq!(
+        (written["branch"].as_str(), written["graph_doc"].as_str()),
+        (Some("try-paypal"), Some("TASK-001-graph"))
+    );
+    let merged = ok(&d, "/reasoning/graph/merge", json!({"workspace": ws, "from": "try-paypal", "into": "task/TASK-001", "doc": "TASK-001-graph"})).await;
+    assert_eq!(merged["merged"], 1);
+    let q = ok(
+        &d,
+        "/reasoning/graph/query",
+        json!({"workspace": ws, "target": "TASK-001", "ids": ["h1"]}),
+    )
+    .await;
+    assert_eq!(q["nodes"][0]["title"], "PayPal is cheaper");
     d.stop().await;
 }
 
@@ -923,7 +1067,7 @@ async fn budgets_are_hard_caps_and_paging_under_them_sees_everything() {
         for (path, body) in [
             (
                 "/reasoning/show",
-                json!({"workspace": ws, "branch": "main", "limit": 200, "max_chars": max}),
+                json!({"doc": "notes", "workspace": ws, "branch": "main", "limit": 200, "max_chars": max}),
             ),
             (
                 "/reasoning/log",
@@ -939,7 +1083,7 @@ async fn budgets_are_hard_caps_and_paging_under_them_sees_everything() {
             ),
             (
                 "/reasoning/think/context",
-                json!({"workspace": ws, "max_chars": max}),
+                json!({"graph_doc": "graph", "workspace": ws, "max_chars": max}),
             ),
             (
                 "/reasoning/search",
@@ -972,7 +1116,7 @@ async fn budgets_are_hard_caps_and_paging_under_them_sees_everything() {
         let v = ok(
             &d,
             "/reasoning/show",
-            json!({"workspace": ws, "branch": "main", "limit": 200, "max_bytes": max}),
+            json!({"doc": "notes", "workspace": ws, "branch": "main", "limit": 200, "max_bytes": max}),
         )
         .await;
         assert!(v.to_string().len() <= max, "max_bytes {max}");
@@ -1004,7 +1148,7 @@ async fn budgets_are_hard_caps_and_paging_under_them_sees_everything() {
     let first = ok(
         &d,
         "/reasoning/show",
-        json!({"workspace": ws, "branch": "main", "max_chars": 500}),
+        json!({"doc": "notes", "workspace": ws, "branch": "main", "max_chars": 500}),
     )
     .await;
     assert_eq!(
@@ -1016,7 +1160,7 @@ async fn budgets_are_hard_caps_and_paging_under_them_sees_everything() {
     );
     let (mut seen, mut cursor) = (0, Value::Null);
     loop {
-        let page = ok(&d, "/reasoning/show", json!({"workspace": ws, "branch": "main", "limit": 10, "max_chars": 1500, "cursor": cursor})).await;
+        let page = ok(&d, "/reasoning/show", json!({"doc": "notes", "workspace": ws, "branch": "main", "limit": 10, "max_chars": 1500, "cursor": cursor})).await;
         assert!(chars(&page) <= 1500);
         seen += page["entries"].as_array().unwrap().len();
         if !page["pagination"]["has_more"].as_bool().unwrap() {
@@ -1029,7 +1173,7 @@ async fn budgets_are_hard_caps_and_paging_under_them_sees_everything() {
     let g = ok(
         &d,
         "/reasoning/graph/query",
-        json!({"workspace": ws, "branch": "main", "limit": 10, "max_chars": 4000}),
+        json!({"doc": "graph", "workspace": ws, "branch": "main", "limit": 10, "max_chars": 4000}),
     )
     .await;
     assert_eq!(g["truncated"], true);
@@ -1042,7 +1186,7 @@ async fn budgets_are_hard_caps_and_paging_under_them_sees_everything() {
     let v = ok(
         &d2,
         "/reasoning/show",
-        json!({"workspace": ws, "limit": 200}),
+        json!({"doc": "notes", "workspace": ws, "limit": 200}),
     )
     .await;
     assert!(chars(&v) <= 2000 && v["truncated"] == true, "{}", chars(&v));
@@ -1051,7 +1195,7 @@ async fn budgets_are_hard_caps_and_paging_under_them_sees_everything() {
     let v = ok(
         &d2,
         "/reasoning/show",
-        json!({"workspace": ws, "max_lines": 3}),
+        json!({"doc": "notes", "workspace": ws, "max_lines": 3}),
     )
     .await;
     assert!(v["budget"]["used_lines"].as_i64().unwrap() <= 3, "{v}");
@@ -1069,7 +1213,7 @@ async fn search_finds_notes_and_cards_of_the_workspace() {
         "We decided to shard the index by workspace",
     )
     .await;
-    ok(&d, "/reasoning/think/card", json!({"workspace": "s1", "card": {"id": "d1", "type": "decision", "title": "Use zstd compression", "text": "smaller snapshots"}})).await;
+    ok(&d, "/reasoning/think/card", json!({"trace_doc": "trace", "graph_doc": "graph", "workspace": "s1", "card": {"id": "d1", "type": "decision", "title": "Use zstd compression", "text": "smaller snapshots"}})).await;
     note(&d, "s2", "main", "shard elsewhere").await;
     let r = ok(
         &d,
@@ -1137,7 +1281,7 @@ async fn the_family_works_over_mcp_and_the_client() {
     let r = mcp
         .call_tool(
             "branchmind_notes_commit",
-            json!({"workspace": "m", "content": "over mcp"}),
+            json!({"doc": "notes", "workspace": "m", "content": "over mcp"}),
         )
         .await;
     assert_eq!(r["isError"], false, "{r}");
@@ -1145,7 +1289,7 @@ async fn the_family_works_over_mcp_and_the_client() {
     let r = mcp
         .call_tool(
             "branchmind_show",
-            json!({"workspace": "m", "branch": "missing"}),
+            json!({"doc": "notes", "workspace": "m", "branch": "missing"}),
         )
         .await;
     assert_eq!(r["isError"], true);
@@ -1160,6 +1304,7 @@ async fn the_family_works_over_mcp_and_the_client() {
         .reasoning()
         .show(&moss_client::reasoning::ShowRequest {
             workspace: "m".into(),
+            doc: Some("notes".into()),
             ..Default::default()
         })
         .await
