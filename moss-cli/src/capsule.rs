@@ -141,7 +141,7 @@ pub enum CapsuleCommand {
     Purge(crate::bulk::PurgeArgs),
     /// Wait for the next capsule change matching the filters (a long poll), or follow them.
     ///
-    /// Prints one event: created, updated, deleted, or timeout, with a cursor; pass it back
+    /// Prints one event: created, updated, deleted, purged or timeout, with a cursor; pass it back
     /// with --since so that no change is missed between two calls. --follow keeps printing
     /// events, one JSON line each, until interrupted.
     ///

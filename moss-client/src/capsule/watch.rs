@@ -61,6 +61,9 @@ pub enum WatchEvent {
     Updated,
     /// A capsule was soft-deleted.
     Deleted,
+    /// A capsule was deleted for good (`capsule_purge`): the summary is as it was. Purges
+    /// stay listed for 7 days; a follower further behind lists the capsules again.
+    Purged,
     /// Nothing matched before `timeout_ms`.
     Timeout,
 }

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 use serde_json::json;
 
-use super::{Capsules, Narrow, narrow, run_ids};
+use super::{Capsules, Narrow, narrow, query, run_ids};
 use crate::error::{Error, Result};
 use crate::sql_filter::Filter;
 use crate::store::{WriteCtx, now};
@@ -297,11 +297,16 @@ impl Capsules {
         self.store
             .writer
             .run(move |conn| {
+                let n = record_purged(conn, &f)?;
                 let sql = format!("DELETE FROM capsules {}", f.sql());
-                let n = conn
+                let deleted = conn
                     .prepare(&sql)?
                     .execute(rusqlite::params_from_iter(f.params().iter()))?
                     as i64;
+                debug_assert_eq!(n, deleted, "one job: nothing changed in between");
+                if n > 0 {
+                    conn.capsules_changed();
+                }
                 let mut message = format!("Permanently deleted {n} {}", plural(n));
                 if !described.is_empty() {
                     message = format!("{message} {}", described.join(", "));
@@ -310,4 +315,42 @@ impl Capsules {
             })
             .await
     }
+}
+
+/// How long purged capsules stay listed for `capsule_watch`: a follower further behind lists
+/// the capsules again instead.
+pub const PURGED_KEPT_SECS: i64 = 7 * SECONDS_PER_DAY;
+
+/// Records the capsules `f` selects in `capsule_purged`, each under a fresh sequence number in
+/// their own order, before they are deleted: `capsule_watch` reports them as `purged`. Drops
+/// records older than [`PURGED_KEPT_SECS`]. Returns how many it recorded.
+fn record_purged(conn: &WriteCtx<'_>, f: &Filter) -> Result<i64> {
+    let mut params = f.params().to_vec();
+    let n: i64 = conn
+        .prepare(&format!("SELECT count(*) FROM capsules {}", f.sql()))?
+        .query_row(rusqlite::params_from_iter(params.iter()), |r| r.get(0))?;
+    let t = now();
+    conn.prepare_cached("DELETE FROM capsule_purged WHERE purged_at < ?1")?
+        .execute([t - PURGED_KEPT_SECS])?;
+    if n == 0 {
+        return Ok(0);
+    }
+    // The sequence hands out consecutive numbers within a job.
+    let first = conn.next_seq();
+    for _ in 1..n {
+        conn.next_seq();
+    }
+    params.push(first.into());
+    params.push(t.into());
+    let k = params.len();
+    let sql = format!(
+        "INSERT INTO capsule_purged(seq, purged_at, {cols})
+         SELECT ?{} + row_number() OVER (ORDER BY seq) - 1, ?{k}, {cols} FROM capsules {}",
+        k - 1,
+        f.sql(),
+        cols = query::SUMMARY_COLS,
+    );
+    conn.prepare(&sql)?
+        .execute(rusqlite::params_from_iter(params.iter()))?;
+    Ok(n)
 }

@@ -137,7 +137,7 @@ const TOOLS: &[Tool] = &[
     tool!(
         "capsule_watch",
         WatchRequest,
-        "Wait (long poll, timeout_ms default 30000, max 300000) for the next capsule created, updated or deleted that matches the filter (workspace, run_id, phase, role, tag, name_prefix; ANDed). Returns {event: created|updated|deleted|timeout, capsule (summary), cursor}. Pass cursor back as since: a change committed between two calls is returned by the next one, none twice; several changes to one capsule in between arrive as one event with its latest state. limit (default 1, max 100) returns up to that many changes at once in events, oldest first.",
+        "Wait (long poll, timeout_ms default 30000, max 300000) for the next capsule created, updated, deleted or purged that matches the filter (workspace, run_id, phase, role, tag, name_prefix; ANDed). Returns {event: created|updated|deleted|purged|timeout, capsule (summary; for purged, as it was), cursor}; purges stay listed 7 days. Pass cursor back as since: a change committed between two calls is returned by the next one, none twice; several changes to one capsule in between arrive as one event with its latest state. limit (default 1, max 100) returns up to that many changes at once in events, oldest first.",
         |app, req, _| app.capsules.watch(req)
     ),
     tool!(

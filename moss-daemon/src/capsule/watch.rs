@@ -42,14 +42,14 @@ fn watch_filter(req: &WatchRequest) -> Result<Filter> {
     Ok(f)
 }
 
-/// The first `limit` capsules matching `f` changed after `cursor`, in change order, with their
-/// sequence numbers.
+/// The first `limit` changes of capsules matching `f` after `cursor`, in change order: each
+/// capsule with its event and sequence number. Purged capsules come from `capsule_purged`.
 fn changes_after(
     conn: &rusqlite::Connection,
     f: &Filter,
     cursor: i64,
     limit: i64,
-) -> Result<Vec<(Capsule, i64)>> {
+) -> Result<Vec<(Capsule, WatchEvent, i64)>> {
     let mut params = f.params().to_vec();
     params.push(cursor.into());
     params.push(limit.into());
@@ -77,8 +77,29 @@ fn changes_after(
     ))?;
     let mut out = Vec::with_capacity(hits.len());
     for (id, seq) in hits {
-        out.push((load.query_row([&id], query::capsule_from_row)?, seq));
+        let c = load.query_row([&id], query::capsule_from_row)?;
+        let event = event_of(&c);
+        out.push((c, event, seq));
     }
+    // The same filter over the purged summaries: the alias lets its `capsules.` columns bind.
+    let sql = format!(
+        "SELECT seq FROM capsule_purged AS capsules {and} seq > ?{} ORDER BY seq LIMIT ?{n}",
+        n - 1
+    );
+    let seqs: Vec<i64> = conn
+        .prepare_cached(&sql)?
+        .query_map(rusqlite::params_from_iter(params.iter()), |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut load = conn.prepare_cached(&format!(
+        "SELECT {} FROM capsule_purged WHERE seq = ?1",
+        query::SUMMARY_COLS
+    ))?;
+    for seq in seqs {
+        let c = load.query_row([seq], query::capsule_from_row)?;
+        out.push((c, WatchEvent::Purged, seq));
+    }
+    out.sort_by_key(|(_, _, seq)| *seq);
+    out.truncate(limit as usize);
     Ok(out)
 }
 
@@ -139,11 +160,11 @@ impl Capsules {
                 .readers
                 .run(move |conn| changes_after(conn, &f2, cursor, limit))
                 .await?;
-            if let Some(&(_, last)) = found.last() {
+            if let Some(&(_, _, last)) = found.last() {
                 let events: Vec<WatchChange> = found
                     .into_iter()
-                    .map(|(capsule, seq)| WatchChange {
-                        event: event_of(&capsule),
+                    .map(|(capsule, event, seq)| WatchChange {
+                        event,
                         capsule,
                         cursor: seq,
                     })

@@ -469,6 +469,34 @@ pub const MIGRATIONS: &[&str] = &[
       PRIMARY KEY (workspace, root)
     ) WITHOUT ROWID;
     "#,
+    // 13: purged capsules, for capsule_watch: a purge writes each capsule's summary here under
+    // a fresh sequence number before deleting it, so a follower learns it is gone. The columns
+    // are the capsule summary's, so the watch filter applies to both tables alike.
+    r#"
+    CREATE TABLE capsule_purged (
+      seq            INTEGER PRIMARY KEY,
+      purged_at      INTEGER NOT NULL,
+      id             TEXT NOT NULL,
+      workspace_raw  TEXT NOT NULL,
+      workspace_norm TEXT NOT NULL,
+      name_raw       TEXT,
+      name_norm      TEXT,
+      title          TEXT,
+      capsule_chars  INTEGER,
+      tokens_estimate INTEGER,
+      tags_json      TEXT,
+      source         TEXT,
+      run_id         TEXT,
+      phase          TEXT,
+      role           TEXT,
+      created_at     INTEGER,
+      updated_at     INTEGER,
+      deleted_at     INTEGER,
+      revision       INTEGER,
+      based_on_json  TEXT
+    );
+    CREATE INDEX idx_capsule_purged_at ON capsule_purged(purged_at);
+    "#,
 ];
 
 /// Brings the database up to the latest schema. Refuses a database newer than this build.

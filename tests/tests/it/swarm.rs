@@ -739,6 +739,74 @@ async fn watch_reports_creates_updates_deletes_and_times_out() {
     Arc::try_unwrap(d).ok().unwrap().stop().await;
 }
 
+/// A purge is a change a follower sees: a watcher parked on the run is woken, and each purged
+/// capsule comes as a `purged` event with its summary, active and soft-deleted ones alike.
+#[tokio::test]
+async fn a_run_purge_wakes_watchers_with_purged_events() {
+    let d = Arc::new(TestDaemon::start().await);
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        ids.push(
+            store(
+                &d,
+                json!({"run_id": "r", "capsule_text": capsule_text(&format!("p{i}"))}),
+            )
+            .await,
+        );
+    }
+    store(
+        &d,
+        json!({"run_id": "kept", "capsule_text": capsule_text("kept")}),
+    )
+    .await;
+    ok(&d, "DELETE", &format!("/capsules/{}", ids[0]), Value::Null).await;
+    let cursor = watch(&d, "timeout_ms=0").await["cursor"].as_i64().unwrap();
+    let waiter = {
+        let d = d.clone();
+        tokio::spawn(async move {
+            watch(
+                &d,
+                &format!("run_id=r&since={cursor}&limit=10&timeout_ms=10000"),
+            )
+            .await
+        })
+    };
+    let r = ok(
+        &d,
+        "POST",
+        "/capsules/purge",
+        json!({"run_id": "r", "confirm": true}),
+    )
+    .await;
+    assert_eq!(r["purged"], 3);
+    let r = waiter.await.unwrap();
+    let events = r["events"].as_array().unwrap();
+    assert_eq!(r["event"], "purged", "{r}");
+    let mut purged: Vec<&str> = events
+        .iter()
+        .map(|e| {
+            assert_eq!(e["event"], "purged", "{r}");
+            e["capsule"]["id"].as_str().unwrap()
+        })
+        .collect();
+    purged.sort();
+    let mut want: Vec<&str> = ids.iter().map(String::as_str).collect();
+    want.sort();
+    assert_eq!(purged, want);
+    assert_eq!(r["cursor"], events[2]["cursor"]);
+    // Nothing more for the run; another run's follower saw nothing.
+    let after = r["cursor"].as_i64().unwrap();
+    assert_eq!(
+        watch(&d, &format!("run_id=r&since={after}&timeout_ms=0")).await["event"],
+        "timeout"
+    );
+    assert_eq!(
+        watch(&d, &format!("run_id=kept&since={cursor}&timeout_ms=0")).await["event"],
+        "timeout"
+    );
+    Arc::try_unwrap(d).ok().unwrap().stop().await;
+}
+
 /// 32 waiters, each following run `swarm` from the same cursor while 8 writers store 20
 /// capsules each: every waiter sees each of the 160 capsules exactly once, in cursor order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
