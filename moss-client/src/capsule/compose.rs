@@ -127,8 +127,10 @@ pub struct ComposeRequest {
     /// "markdown" (default) or "json".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<ComposeFormat>,
-    /// Keep only these sections of each capsule (header names, case-insensitive, e.g.
-    /// ["Decisions", "Open questions"]); sections a capsule lacks are skipped.
+    /// Keep only these sections of each capsule (e.g. ["Decisions", "Open questions"]),
+    /// found and matched as the lint does: headers or colon lines (`Next steps: …`), any case,
+    /// and a required section's synonyms (`Next steps` for "Next actions"); sections a
+    /// capsule lacks are skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sections: Option<Vec<String>>,
     /// Also store the markdown bundle as a capsule (not with format "json").

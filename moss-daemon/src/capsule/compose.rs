@@ -359,44 +359,40 @@ pub fn by_section(
     wanted: Option<&[String]>,
     attribution: bool,
 ) -> String {
-    // (title as first written, then per part its body)
-    let mut order: Vec<(String, Vec<Option<String>>)> = Vec::new();
+    // (key, title as first written, then per part its body): the key is the title's lower
+    // case, or with `wanted`, the wanted name a section matched, so synonyms share a slot.
+    let mut order: Vec<(String, String, Vec<Option<String>>)> = Vec::new();
     for (i, p) in parts.iter().enumerate() {
-        let found: Vec<sections::Section> = match wanted {
-            None => sections::top_level(&p.text),
-            // In the capsule's own order: the first capsule's order wins.
-            Some(w) => sections::sections(&p.text)
+        let found: Vec<(String, sections::Section)> = match wanted {
+            None => sections::top_level(&p.text)
                 .into_iter()
-                .filter(|s| w.iter().any(|w| sections::matches(s, w)))
+                .map(|s| (s.title.to_lowercase(), s))
+                .collect(),
+            // In the capsule's own order: the first capsule's order wins.
+            Some(w) => sections::lint_sections(&p.text)
+                .into_iter()
+                .filter_map(|s| {
+                    let w = w.iter().find(|w| sections::names(&s, w))?;
+                    Some((sections::wanted_name(w).to_lowercase(), s))
+                })
                 .collect(),
         };
-        for s in found {
+        for (key, s) in found {
             let body = s.body(&p.text).trim_matches('\n').trim_end().to_string();
-            let slot = match order
-                .iter()
-                .position(|(t, _)| t.to_lowercase() == s.title.to_lowercase())
-            {
+            let slot = match order.iter().position(|(k, _, _)| *k == key) {
                 Some(k) => k,
                 None => {
-                    order.push((s.title.clone(), vec![None; parts.len()]));
+                    order.push((key, s.title.clone(), vec![None; parts.len()]));
                     order.len() - 1
                 }
             };
-            if order[slot].1[i].is_none() {
-                order[slot].1[i] = Some(body);
+            if order[slot].2[i].is_none() {
+                order[slot].2[i] = Some(body);
             }
         }
     }
-    if let Some(w) = wanted {
-        // Named sections come in the order the first capsule having them gives; sections no
-        // capsule has are absent.
-        order.retain(|(t, _)| {
-            w.iter()
-                .any(|w| w.trim().to_lowercase() == t.to_lowercase())
-        });
-    }
     let mut out = Vec::new();
-    for (title, bodies) in order {
+    for (_, title, bodies) in order {
         let has_content = |b: &str| !b.trim().is_empty() && !sections::is_placeholder(b);
         let any = bodies.iter().flatten().any(|b| has_content(b));
         let mut block = format!("## {title}");
@@ -428,11 +424,11 @@ pub fn by_section(
 /// one (the text's last) is followed by another. So asking for every section in order gives
 /// back a text that starts with a header unchanged.
 pub fn only_sections(text: &str, wanted: &[String]) -> String {
-    let all = sections::sections(text);
+    let all = sections::lint_sections(text);
     let mut out = String::new();
     for s in wanted
         .iter()
-        .filter_map(|w| all.iter().find(|s| sections::matches(s, w)))
+        .filter_map(|w| all.iter().find(|s| sections::names(s, w)))
     {
         if !out.is_empty() && !out.ends_with('\n') {
             out.push('\n');

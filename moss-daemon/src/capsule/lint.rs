@@ -227,6 +227,37 @@ fn line_label(line: &str) -> Option<&str> {
     (colon > 0).then(|| &l[..colon])
 }
 
+/// The required section `candidate` names, as an index into [`REQUIRED_SECTIONS`].
+fn required_section(candidate: &str) -> Option<usize> {
+    let l = label(candidate);
+    normalized_synonyms()
+        .iter()
+        .position(|names| names.contains(&l))
+}
+
+/// Whether two labels name the same section the way the lint counts them: equal once
+/// normalized (case, emphasis, `_`/`-`, a trailing colon or parenthetical), or synonyms of one
+/// required section (`Next steps` and `Next actions`).
+pub fn same_section(a: &str, b: &str) -> bool {
+    label(a) == label(b) || required_section(a).is_some_and(|i| required_section(b) == Some(i))
+}
+
+/// The colon lines outside code fences that name a required section (`Next steps: …`), as the
+/// lint finds them: `(start, label_end, label)`, where `start` is the line's byte offset and
+/// `label_end` the offset just past its colon.
+pub fn colon_sections(text: &str) -> Vec<(usize, usize, String)> {
+    lines_outside_fences(text)
+        .filter(|(_, _, line)| parse_header(line).is_none())
+        .filter_map(|(start, _, line)| {
+            let l = line_label(line)?;
+            required_section(l)?;
+            // `l` is a slice of `line`, which starts at `start`; the colon follows `l`.
+            let at = start + (l.as_ptr() as usize - line.as_ptr() as usize);
+            Some((start, at + l.len() + 1, l.trim().to_string()))
+        })
+        .collect()
+}
+
 /// The canonical names of the required sections `text` lacks, in the order of the contract.
 ///
 /// Labels come from headers, colon lines and, for a JSON object capsule, its keys. The scan

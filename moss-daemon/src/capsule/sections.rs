@@ -1,7 +1,9 @@
 //! Markdown sections of a capsule: a header and the body up to the next header of the same or
-//! a higher level (so subsections belong to their section). Shared by `capsule_append` and the
-//! `sections` filter of `capsule_compose`; both match a header's text exactly,
-//! case-insensitively, without synonyms.
+//! a higher level (so subsections belong to their section). `capsule_append` matches a header's
+//! text exactly, case-insensitively, without synonyms; the `sections` filter of
+//! `capsule_compose` finds and matches sections the way the lint does ([`lint_sections`],
+//! [`names`]), so a capsule that satisfies the lint with `Next steps:` gives its section to
+//! `sections: ["Next actions"]`.
 
 use super::lint;
 
@@ -74,6 +76,58 @@ pub fn top_level(text: &str) -> Vec<Section> {
         .or_else(|| all.iter().map(|s| s.level).min())
         .unwrap_or(2);
     all.into_iter().filter(|s| s.level == level).collect()
+}
+
+/// Every section of `text` the way the lint finds sections: the markdown sections, and a
+/// section for each colon line naming a required section (`Next steps: …`), running from that
+/// line to the next header or such line. Its `title` is the label before the colon and its body
+/// starts after the colon. What compose's `sections` filter selects from.
+pub fn lint_sections(text: &str) -> Vec<Section> {
+    let mut all = sections(text);
+    let colons = lint::colon_sections(text);
+    let starts: Vec<usize> = all
+        .iter()
+        .map(|s| s.start)
+        .chain(colons.iter().map(|c| c.0))
+        .collect();
+    for (start, label_end, title) in colons {
+        let end = starts
+            .iter()
+            .copied()
+            .filter(|s| *s > start)
+            .min()
+            .unwrap_or(text.len());
+        let body_start = label_end + text[label_end..end].len()
+            - text[label_end..end].trim_start_matches([' ', '\t']).len();
+        all.push(Section {
+            line: text[start..end]
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string(),
+            title,
+            level: 7,
+            start,
+            body_start,
+            own_end: end,
+            end,
+        });
+    }
+    all.sort_by_key(|s| s.start);
+    all
+}
+
+/// Whether a section is the one `wanted` names as the lint counts sections: the same label
+/// once normalized, or a synonym of the same required section (`Next steps` for `Next
+/// actions`). `#`s before `wanted` are ignored.
+pub fn names(section: &Section, wanted: &str) -> bool {
+    lint::same_section(&section.title, wanted_name(wanted))
+}
+
+/// A wanted section's name without surrounding spaces and leading `#`s.
+pub fn wanted_name(wanted: &str) -> &str {
+    wanted.trim().trim_start_matches('#').trim()
 }
 
 /// Exact, case-insensitive header match (surrounding spaces and `#`s ignored).

@@ -577,6 +577,50 @@ async fn the_sections_filter_keeps_only_the_named_sections() {
     assert!(bundle.contains("sec wonders"), "{bundle:?}");
 }
 
+/// The filter finds sections the way the lint does: a capsule that wrote its next actions as
+/// `Next steps:` (a colon line, a synonym the lint accepts) keeps them under "Next actions".
+#[tokio::test]
+async fn the_sections_filter_matches_sections_as_the_lint_does() {
+    let d = TestDaemon::start().await;
+    let colons = store(
+        &d,
+        json!({"name": "colons", "capsule_text": "Objective: ship v2\nStatus: halfway\n\
+               Decisions: keep SQLite\nNext steps:\n- migrate the index\n- tell ops\n\
+               Files: src/store\nRisks: none yet\n"}),
+    )
+    .await;
+    let synonym = store(
+        &d,
+        json!({"name": "synonym", "capsule_text": sectioned("syn").replace("## Next actions", "## Next Steps")}),
+    )
+    .await;
+    let r = compose_ok(
+        &d,
+        json!({"items": [{"id": colons}, {"id": synonym}], "sections": ["Next actions"]}),
+    )
+    .await;
+    let bundle = r["bundle_text"].as_str().unwrap();
+    for kept in [
+        "Next steps:\n- migrate the index\n- tell ops\n",
+        "## Next Steps\n- syn next",
+    ] {
+        assert!(bundle.contains(kept), "{kept:?} missing from {bundle:?}");
+    }
+    for dropped in ["ship v2", "keep SQLite", "src/store", "syn decided"] {
+        assert!(!bundle.contains(dropped), "{dropped:?} kept in {bundle:?}");
+    }
+    // Pivoted, both land in one section, titled as the first capsule wrote it.
+    let r = compose_ok(
+        &d,
+        json!({"items": [{"id": colons}, {"id": synonym}], "sections": ["Next actions"], "pivot": "section"}),
+    )
+    .await;
+    assert_eq!(
+        r["bundle_text"], "## Next steps\n\n- migrate the index\n- tell ops\n\n- syn next\n",
+        "{r}"
+    );
+}
+
 #[tokio::test]
 async fn the_sections_filter_in_json_parts() {
     let d = TestDaemon::start().await;
