@@ -16,6 +16,7 @@
 //!   stdio bridge) and `mcp_config` (`moss mcp config …`).
 
 mod autostart;
+mod backup;
 mod bench;
 mod bench_memory;
 mod bench_reasoning;
@@ -136,6 +137,31 @@ enum Command {
     ///   moss mem recall slot=preferences
     #[command(verbatim_doc_comment, subcommand)]
     Mem(ops::MemCommand),
+    /// Back up the whole store (capsules, reasoning, tasks, memories) while the daemon serves.
+    ///
+    /// A consistent snapshot into one SQLite file (0600). PATH follows the export path rules:
+    /// a bare name goes to ~/.moss/exports/, it must end in .db. Default:
+    /// ~/.moss/exports/moss-backup-<timestamp>.db. Put it back with `moss restore-backup`.
+    ///
+    /// Examples:
+    ///   moss backup
+    ///   moss backup before-upgrade.db
+    #[command(verbatim_doc_comment)]
+    Backup {
+        /// The file to write (ends in .db).
+        path: Option<String>,
+    },
+    /// Put a backup in place of the store: stops the daemon, checks the file is a Moss
+    /// database, keeps the current store aside (moss.db.before-restore-<timestamp>) and swaps
+    /// the backup in. The message says how to undo it.
+    ///
+    /// Examples:
+    ///   moss restore-backup ~/.moss/exports/moss-backup-2026-01-31T120000.db
+    #[command(verbatim_doc_comment)]
+    RestoreBackup {
+        /// The backup file (`moss backup` printed its path).
+        path: String,
+    },
     /// Start, stop, restart the daemon, or show its status.
     ///
     /// Examples:
@@ -207,6 +233,8 @@ fn main() -> ExitCode {
                 cmd.run(&client, cli.format).await
             }
             Command::Bench(args) => bench::run_command(args, &addr).await,
+            Command::Backup { path } => backup::backup(&addr, path, cli.format).await,
+            Command::RestoreBackup { path } => backup::restore(&addr, &path).await,
             Command::Daemon(cmd) => lifecycle::run(cmd, &addr, cli.format).await,
             Command::Service(cmd) => service::run_command(cmd, &addr).await,
             Command::Mcp(args) => mcp_config::run(args, &addr).await,

@@ -102,3 +102,33 @@ pub struct ProgressReport {
     /// "checking" (bytes of the import file), "importing" (records).
     pub phase: String,
 }
+
+/// `POST /backup`: a consistent snapshot of the whole store (every family) into one SQLite file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BackupRequest {
+    /// File to write (must end in `.db`). Default: `~/.moss/exports/moss-backup-<timestamp>.db`.
+    /// The rules of export paths apply: a bare file name goes to `~/.moss/exports/`; an absolute
+    /// path must be directly inside it or a directory of the config's `allowed_paths`; no `..`,
+    /// no symlinks. An existing file is replaced atomically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// What `POST /backup` wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct BackupResponse {
+    /// The file written (absolute, mode 0600).
+    pub path: String,
+    pub bytes: u64,
+    /// The schema version (`PRAGMA user_version`) of the snapshot.
+    pub schema_version: u32,
+    /// The store's sequence as of the snapshot: every write up to it is in the file.
+    pub sequence: i64,
+    /// When the snapshot was taken, unix seconds.
+    pub backed_up_at: i64,
+    /// How to put it back: `moss restore-backup <path>`.
+    pub restore: String,
+}

@@ -24,6 +24,11 @@ struct Args {
     /// everything stored.
     #[arg(long)]
     allow_non_loopback: bool,
+    /// Put the backup at PATH (from `moss backup`) in place of the store, then exit: refused
+    /// while a daemon serves it; the current store is kept aside, and the message says how to
+    /// undo. `moss restore-backup PATH` stops the daemon and runs this.
+    #[arg(long, value_name = "PATH")]
+    restore_backup: Option<std::path::PathBuf>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -54,6 +59,14 @@ fn main() -> std::process::ExitCode {
 
 fn run() -> anyhow::Result<()> {
     let args = Args::parse();
+    if let Some(backup) = &args.restore_backup {
+        let home = MossHome::from_env()?;
+        println!(
+            "{}",
+            moss_daemon::store::backup::restore_home(&home, backup)?
+        );
+        return Ok(());
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("mossd")

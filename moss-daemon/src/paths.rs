@@ -1,7 +1,7 @@
 //! Where export and import may touch the file system: the rules every memory's export and
 //! import follow, so that a path refused for one is refused for all.
 //!
-//! - The file name ends in `.jsonl`.
+//! - The file name ends in `.jsonl` (`.db` for a backup of the store).
 //! - No `..` component anywhere.
 //! - The file is directly inside an allowed directory: `$MOSS_HOME/exports/` or an
 //!   `allowed_paths` entry, never in a subdirectory of one (no intermediate component to swap).
@@ -23,6 +23,15 @@ use serde_json::json;
 use crate::MossHome;
 use crate::config::Config;
 use crate::error::{Error, Result};
+
+/// What a checked file holds, which sets the extension it must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// An export or import file: `.jsonl`.
+    Jsonl,
+    /// A backup of the whole store: `.db`.
+    Backup,
+}
 
 /// The directories import/export may use, from the home and the config.
 #[derive(Debug, Clone)]
@@ -69,6 +78,20 @@ impl PathRules {
     /// Checks `given` against the rules. `create_exports_dir` creates `$MOSS_HOME/exports/`
     /// (0700) when the path lands there and it does not exist yet (export does; import need not).
     pub fn check(&self, given: &str, create_exports_dir: bool) -> Result<CheckedPath> {
+        self.check_kind(given, create_exports_dir, FileKind::Jsonl)
+    }
+
+    /// [`PathRules::check`] for a file of `kind`: the same rules, with its extension.
+    pub fn check_kind(
+        &self,
+        given: &str,
+        create_exports_dir: bool,
+        kind: FileKind,
+    ) -> Result<CheckedPath> {
+        let (ext, what) = match kind {
+            FileKind::Jsonl => ("jsonl", "export files are JSONL"),
+            FileKind::Backup => ("db", "backups are SQLite databases"),
+        };
         if given.trim().is_empty() {
             return Err(refuse(
                 "empty",
@@ -104,13 +127,12 @@ impl PathRules {
                 ),
             ));
         };
-        if Path::new(&name).extension().is_none_or(|e| e != "jsonl") {
+        if Path::new(&name).extension().is_none_or(|e| e != ext) {
             return Err(refuse(
                 "extension",
                 given,
                 format!(
-                    "path {given:?} must end in .jsonl (export files are JSONL); rename it, e.g. \
-                     {}.jsonl",
+                    "path {given:?} must end in .{ext} ({what}); rename it, e.g. {}.{ext}",
                     Path::new(&name)
                         .file_stem()
                         .unwrap_or(&name)

@@ -658,3 +658,51 @@ fn the_stdio_bridge_starts_the_daemon_it_forwards_to() {
     );
     assert!(env.home().join("token").exists());
 }
+
+/// `moss backup` while the daemon serves, a change, then `moss restore-backup`: the daemon is
+/// stopped, the backup swapped in, and the next command sees the backed-up store.
+#[test]
+fn backup_then_restore_backup_brings_the_store_back() {
+    let env = Env::new();
+    let stored = |name: &str| {
+        let mut c = env.cmd(&["store", "--workspace", "bk", "--name", name]);
+        c.stdin(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(
+                b"## Objective\nx\n## Current status\nx\n## Decisions\nx\n## Next actions\nx\n\
+                  ## Key locations\nx\n## Open questions\nx\n",
+            )
+            .unwrap();
+        ok_json(&child.wait_with_output().unwrap())
+    };
+    stored("before");
+    let b = ok_json(&env.moss(&["backup", "snap.db"]));
+    let path = b["path"].as_str().unwrap().to_string();
+    assert!(path.ends_with("/exports/snap.db"), "{b}");
+    stored("after");
+    let out = env.moss(&["restore-backup", &path]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(said.contains("To undo: moss restore-backup "), "{said}");
+    assert!(!env.answers(), "the daemon was stopped for the swap");
+    let listed = ok_json(&env.moss(&["list", "--workspace", "bk"]));
+    let names: Vec<&str> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["before"], "{listed}");
+    let missing = env.moss(&["restore-backup", "nope.db"]);
+    assert!(!missing.status.success());
+    assert!(
+        stderr(&missing).contains("does not exist"),
+        "{}",
+        stderr(&missing)
+    );
+}

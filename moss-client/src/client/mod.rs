@@ -220,6 +220,14 @@ impl Client {
         self.send(self.request(Method::POST, "/shutdown")).await
     }
 
+    /// `POST /backup`: a consistent snapshot of the whole store into one file.
+    pub async fn backup(
+        &self,
+        req: &crate::daemon::BackupRequest,
+    ) -> Result<crate::daemon::BackupResponse, ClientError> {
+        self.post("/backup", req).await
+    }
+
     /// `GET /progress/{id}`: the progress of the running request that sent `X-Moss-Progress: id`
     /// (404 NOT_FOUND before it starts and after it ends).
     pub async fn progress(&self, id: &str) -> Result<ProgressReport, ClientError> {

@@ -1,4 +1,5 @@
-//! The daemon's own routes behind the token: `GET /status` and `POST /shutdown`.
+//! The daemon's own routes behind the token: `GET /status`, `POST /shutdown` and
+//! `POST /backup`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -6,9 +7,14 @@ use std::time::Instant;
 
 use axum::Json;
 use axum::extract::State;
-use moss_client::daemon::{DaemonStatus, IndexStatus, ShutdownResponse};
+use moss_client::daemon::{
+    BackupRequest, BackupResponse, DaemonStatus, IndexStatus, ShutdownResponse,
+};
 
+use crate::api::json::Body;
 use crate::app::AppState;
+use crate::error::Result;
+use crate::paths::{FileKind, PathRules};
 use crate::shutdown::Shutdown;
 
 /// What `/status` reports and what `/shutdown` triggers.
@@ -76,4 +82,41 @@ pub async fn shutdown(State(s): State<AppState>) -> Json<ShutdownResponse> {
         status: "shutting_down".into(),
         pid: std::process::id(),
     })
+}
+
+#[utoipa::path(
+    post,
+    path = "/backup",
+    tag = "daemon",
+    operation_id = "backup",
+    request_body = BackupRequest,
+    responses(
+        (status = 200, description = "A consistent snapshot of the whole store (every family) \
+            written to one SQLite file (0600) while the daemon goes on serving; restore it with \
+            `moss restore-backup PATH`", body = BackupResponse)
+    )
+)]
+pub async fn backup(
+    State(s): State<AppState>,
+    Body(req): Body<BackupRequest>,
+) -> Result<Json<BackupResponse>> {
+    let rules = PathRules::new(&crate::MossHome::at(s.daemon.home.clone()), &s.config);
+    let resp = s
+        .store
+        .readers
+        .run(move |conn| {
+            let at = crate::store::now();
+            let target = match req.path.as_deref() {
+                Some(p) => rules.check_kind(p, true, FileKind::Backup)?,
+                None => {
+                    let stamp = chrono::DateTime::from_timestamp(at, 0)
+                        .unwrap_or_default()
+                        .format("%Y-%m-%dT%H%M%S");
+                    rules.check_kind(&format!("moss-backup-{stamp}.db"), true, FileKind::Backup)?
+                }
+            };
+            crate::store::backup::backup(conn, &target, at)
+        })
+        .await?;
+    Ok(Json(resp))
 }

@@ -42,6 +42,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(tools))
         .routes(routes!(daemon::status))
         .routes(routes!(daemon::shutdown))
+        .routes(routes!(daemon::backup))
         .routes(routes!(openapi::serve))
         .merge(progress::routes());
     for family in FAMILIES {

@@ -7,6 +7,7 @@
 //!   sequence.
 //! - [`readers`]: read-only connections for queries.
 
+pub mod backup;
 pub mod checkpointer;
 pub mod fts;
 pub mod migrations;

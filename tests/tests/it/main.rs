@@ -5,6 +5,7 @@
 //! `cargo test -p moss-tests --test it search::`, `… --test it capsules::fetch::`.
 
 mod append;
+mod backup;
 mod bulk;
 mod capsules;
 mod compose;

@@ -1,0 +1,50 @@
+//! `moss backup` and `moss restore-backup`: a snapshot of the whole store, and putting one back.
+
+use anyhow::{Context, bail};
+use moss_client::daemon::{BackupRequest, BackupResponse};
+
+use crate::output::{self, Format};
+use crate::{autostart, lifecycle};
+
+/// One key/value row per field.
+impl output::Render for BackupResponse {}
+
+/// `moss backup [PATH]`: `POST /backup`.
+pub async fn backup(addr: &str, path: Option<String>, format: Format) -> anyhow::Result<()> {
+    let client = autostart::ensure_running(addr).await?;
+    let done = client.backup(&BackupRequest { path }).await?;
+    output::print(&done, format)
+}
+
+/// `moss restore-backup PATH`: stops the daemon, then has `mossd --restore-backup` check the
+/// file, keep the current store aside and swap the backup in. The next command (or `moss daemon
+/// start`) starts the daemon on the restored store.
+pub async fn restore(addr: &str, path: &str) -> anyhow::Result<()> {
+    let path = std::path::absolute(path).with_context(|| format!("cannot resolve {path}"))?;
+    if !path.is_file() {
+        bail!(
+            "{} does not exist; give the file `moss backup` wrote (its \"path\")",
+            path.display()
+        );
+    }
+    lifecycle::stop(addr, true).await?;
+    let mossd = autostart::find_mossd()?;
+    let out = std::process::Command::new(&mossd)
+        .arg("--restore-backup")
+        .arg(&path)
+        .output()
+        .with_context(|| format!("cannot run {}", mossd.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+                .trim()
+                .trim_start_matches("mossd: ")
+        );
+    }
+    println!("{}", String::from_utf8_lossy(&out.stdout).trim());
+    eprintln!(
+        "the daemon starts on the restored store with the next command (or `moss daemon start`)"
+    );
+    Ok(())
+}
