@@ -32,6 +32,31 @@ pub struct DaemonStatus {
     /// this field.
     #[serde(default)]
     pub index: Vec<IndexStatus>,
+    /// MCP sessions open now. Absent from daemons older than this field (as are the fields
+    /// below).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_sessions: Option<u64>,
+    /// The most MCP sessions open at once (config `mcp.max_sessions`); an `initialize` beyond
+    /// it ends the session idle the longest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_sessions_max: Option<u64>,
+    /// MCP sessions ended to make room for new ones since the daemon started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_sessions_evicted: Option<u64>,
+    /// HTTP connections open now, this one included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u64>,
+    /// The most connections served at once (config `http.max_connections`, lowered to fit the
+    /// process's file-descriptor limit); a connection beyond it closes the one idle the longest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections_max: Option<u64>,
+    /// Idle connections closed to make room for new ones since the daemon started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections_closed_idle: Option<u64>,
+    /// Log lines dropped because they could not be written (a full disk, a closed stderr)
+    /// since the daemon started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_dropped: Option<u64>,
 }
 
 /// How far the full-text index of one source (a kind of searchable row) has come.

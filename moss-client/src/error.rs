@@ -42,13 +42,16 @@ pub enum ErrorCode {
     Cancelled,
     /// The daemon is shutting down or overloaded.
     Unavailable,
+    /// The disk holding the database is full: writes are refused until space is freed; reads
+    /// go on.
+    StorageFull,
     /// Anything unexpected; the daemon log has the cause.
     Internal,
 }
 
 impl ErrorCode {
     /// All codes, in the order of the error table.
-    pub const ALL: [ErrorCode; 18] = [
+    pub const ALL: [ErrorCode; 19] = [
         ErrorCode::AmbiguousAddressing,
         ErrorCode::InvalidRequest,
         ErrorCode::InvalidRecord,
@@ -66,6 +69,7 @@ impl ErrorCode {
         ErrorCode::CheckpointsUnconfirmed,
         ErrorCode::Cancelled,
         ErrorCode::Unavailable,
+        ErrorCode::StorageFull,
         ErrorCode::Internal,
     ];
 
@@ -90,6 +94,7 @@ impl ErrorCode {
             ErrorCode::Cancelled => 499,
             ErrorCode::Internal => 500,
             ErrorCode::Unavailable => 503,
+            ErrorCode::StorageFull => 507,
         }
     }
 
@@ -113,6 +118,7 @@ impl ErrorCode {
             ErrorCode::CheckpointsUnconfirmed => "CHECKPOINTS_UNCONFIRMED",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::Unavailable => "UNAVAILABLE",
+            ErrorCode::StorageFull => "STORAGE_FULL",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -160,7 +166,14 @@ impl ErrorCode {
                  (details.suggested_call is the tasks_verify call)"
             }
             ErrorCode::Cancelled => "Client went away during a long-running operation",
-            ErrorCode::Unavailable => "The daemon is shutting down",
+            ErrorCode::Unavailable => {
+                "The daemon is shutting down, or holds as many connections as it serves \
+                 (Retry-After says when to try again)"
+            }
+            ErrorCode::StorageFull => {
+                "The disk holding the database (or an export's directory) is full: writes are \
+                 refused until space is freed, reads go on, and writes resume without a restart"
+            }
             ErrorCode::Internal => "Unexpected error",
         }
     }
@@ -239,6 +252,7 @@ mod tests {
         assert_eq!(ErrorCode::CapsuleTooThin.status(), 422);
         assert_eq!(ErrorCode::Cancelled.status(), 499);
         assert_eq!(ErrorCode::Internal.status(), 500);
+        assert_eq!(ErrorCode::StorageFull.status(), 507);
     }
 
     #[test]

@@ -81,6 +81,10 @@ pub struct Config {
     pub sources: Vec<PathBuf>,
     /// The associative memory's settings (the `memory` object).
     pub memory: MemoryConfig,
+    /// MCP sessions (the `mcp` object).
+    pub mcp: McpConfig,
+    /// Connections (the `http` object).
+    pub http: HttpConfig,
     /// Things worth telling the user at start (unknown keys, unknown tool names).
     pub warnings: Vec<String>,
 }
@@ -116,6 +120,8 @@ impl Default for Config {
             max_import_bytes: DEFAULT_MAX_IMPORT_BYTES,
             sources: Vec::new(),
             memory: MemoryConfig::default(),
+            mcp: McpConfig::default(),
+            http: HttpConfig::default(),
             warnings: Vec::new(),
         }
     }
@@ -154,6 +160,71 @@ impl Default for MemoryConfig {
     }
 }
 
+/// The `mcp` object: how many MCP sessions may be open, and how long an idle one lives.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct McpConfig {
+    /// Open sessions at most (`max_sessions`, default 256): an `initialize` beyond that ends the
+    /// session idle the longest (see `mcp::sessions`).
+    #[serde(default)]
+    pub max_sessions: Option<usize>,
+    /// A session without a request for this long ends (`session_idle_seconds`, default 300).
+    #[serde(default)]
+    pub session_idle_seconds: Option<u64>,
+}
+
+pub const DEFAULT_MCP_MAX_SESSIONS: usize = 256;
+pub const DEFAULT_MCP_SESSION_IDLE_SECONDS: u64 = 300;
+
+impl McpConfig {
+    pub fn max_sessions(&self) -> usize {
+        self.max_sessions
+            .filter(|v| *v > 0)
+            .unwrap_or(DEFAULT_MCP_MAX_SESSIONS)
+    }
+
+    pub fn session_idle(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(
+            self.session_idle_seconds
+                .filter(|v| *v > 0)
+                .unwrap_or(DEFAULT_MCP_SESSION_IDLE_SECONDS),
+        )
+    }
+}
+
+/// The `http` object: how many connections are served at once, and how long a client may take
+/// to send a request's headers.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct HttpConfig {
+    /// Open connections at most (`max_connections`, default 512, and never more than the
+    /// process's file-descriptor limit allows): a connection beyond that closes the one idle
+    /// the longest (see `connections`).
+    #[serde(default)]
+    pub max_connections: Option<usize>,
+    /// Seconds a client has to send a request's headers, also on an idle kept-alive connection
+    /// (`header_read_timeout_seconds`, default 10).
+    #[serde(default)]
+    pub header_read_timeout_seconds: Option<u64>,
+}
+
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECONDS: u64 = 10;
+
+impl HttpConfig {
+    pub fn max_connections(&self) -> usize {
+        self.max_connections
+            .filter(|v| *v > 0)
+            .unwrap_or(DEFAULT_MAX_CONNECTIONS)
+    }
+
+    pub fn header_read_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(
+            self.header_read_timeout_seconds
+                .filter(|v| *v > 0)
+                .unwrap_or(DEFAULT_HEADER_READ_TIMEOUT_SECONDS),
+        )
+    }
+}
+
 /// The `memory` object as written.
 #[derive(Debug, Default, Deserialize)]
 struct MemoryFileConfig {
@@ -186,6 +257,8 @@ struct FileConfig {
     max_body_bytes: Option<usize>,
     max_import_bytes: Option<u64>,
     memory: Option<MemoryFileConfig>,
+    mcp: Option<McpConfig>,
+    http: Option<HttpConfig>,
 }
 
 const KNOWN_KEYS: &[&str] = &[
@@ -206,6 +279,8 @@ const KNOWN_KEYS: &[&str] = &[
     "max_body_bytes",
     "max_import_bytes",
     "memory",
+    "mcp",
+    "http",
 ];
 
 /// Why the configuration could not be loaded.
@@ -270,6 +345,8 @@ impl Config {
                 d.templates = t;
             }
         }
+        self.mcp = f.mcp.unwrap_or_default();
+        self.http = f.http.unwrap_or_default();
         if let Some(v) = f.capsule_max_chars.filter(|v| *v > 0) {
             self.capsule_max_chars = v;
         }
@@ -457,6 +534,19 @@ fn merge(into: &mut FileConfig, over: FileConfig) {
         if let Some(t) = o.templates {
             m.templates.get_or_insert_with(Default::default).extend(t);
         }
+    }
+    // `mcp` and `http`: each field of the nearer file wins.
+    if let Some(o) = over.mcp {
+        let m = into.mcp.get_or_insert_with(McpConfig::default);
+        m.max_sessions = o.max_sessions.or(m.max_sessions);
+        m.session_idle_seconds = o.session_idle_seconds.or(m.session_idle_seconds);
+    }
+    if let Some(o) = over.http {
+        let h = into.http.get_or_insert_with(HttpConfig::default);
+        h.max_connections = o.max_connections.or(h.max_connections);
+        h.header_read_timeout_seconds = o
+            .header_read_timeout_seconds
+            .or(h.header_read_timeout_seconds);
     }
     if over.durability.is_some() {
         into.durability = over.durability;

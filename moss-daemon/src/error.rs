@@ -47,10 +47,44 @@ impl Error {
     pub fn code(&self) -> ErrorCode {
         self.0.code
     }
+
+    /// `STORAGE_FULL`: the disk is full. Logged (a log on the same disk drops the line, see
+    /// [`crate::log`]); the client is told what still works.
+    pub fn storage_full(what: &str, cause: impl std::fmt::Display) -> Self {
+        tracing::warn!("{what}: the disk is full: {cause}");
+        Error::new(
+            ErrorCode::StorageFull,
+            format!(
+                "the disk is full: {what} failed and was not done. Writes are refused until space \
+                 is freed on the disk holding it; reads go on, and writes resume without a restart"
+            ),
+        )
+    }
+
+    /// An I/O failure on `path`: `STORAGE_FULL` when the disk is full, otherwise internal.
+    pub fn io(what: &str, path: &std::path::Path, e: std::io::Error) -> Self {
+        let what = format!("{what} {}", path.display());
+        match e.raw_os_error() {
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => Error::storage_full(&what, e),
+            Some(libc::ENAMETOOLONG) => Error::invalid_field(
+                "path",
+                format!("{what} failed: the path or a name in it is too long; use a shorter one"),
+            ),
+            _ => Error::internal(&what, e),
+        }
+    }
+}
+
+/// Whether SQLite failed because the disk (or quota) is full.
+pub fn is_disk_full(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DiskFull)
 }
 
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
+        if is_disk_full(&e) {
+            return Error::storage_full("writing to the database", e);
+        }
         Error::internal("accessing the database", e)
     }
 }

@@ -12,8 +12,10 @@
 //!   normalization), [`bounds`] (length bounds of text fields), [`tags`] (cleaning, storing
 //!   and filtering tags), [`page`] (pagination arguments), [`sql_filter`] (`WHERE` clauses
 //!   built term by term), [`paths`] (where export and import may touch the file system).
-//! - [`api`]: REST routes; [`mcp`]: the MCP endpoint; [`guard`]: Host/Origin/body/token checks.
-//! - [`config`], [`home`], [`error`]: configuration, `$MOSS_HOME`, the error type.
+//! - [`api`]: REST routes; [`mcp`]: the MCP endpoint; [`guard`]: Host/Origin/body/token checks;
+//!   [`connections`]: the server loop (connection cap, header-read timeout).
+//! - [`config`], [`home`], [`error`]: configuration, `$MOSS_HOME`, the error type; [`log`]:
+//!   the log sink, which drops and counts what it cannot write.
 //! - [`cancel`]: stopping long operations when their client goes away; [`progress`]: how far
 //!   they have got.
 //! - [`shutdown`]: the one trigger behind SIGTERM, SIGINT and `POST /shutdown`.
@@ -26,10 +28,12 @@ pub mod budget;
 pub mod cancel;
 pub mod capsule;
 pub mod config;
+pub mod connections;
 pub mod error;
 pub mod family;
 pub mod guard;
 pub mod home;
+pub mod log;
 pub mod mcp;
 pub mod memory;
 pub mod names;

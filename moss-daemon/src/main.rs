@@ -40,18 +40,15 @@ fn main() -> std::process::ExitCode {
     {
         return moss_daemon::associative::runner::runner_main();
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_env("MOSS_LOG")
-                .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")),
-        )
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
-        .init();
+    moss_daemon::log::init(
+        EnvFilter::try_from_env("MOSS_LOG").unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")),
+        std::io::stderr().is_terminal(),
+    );
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("mossd: {e:#}");
+            // Not eprintln!: it panics when stderr cannot be written (a full disk).
+            let _ = writeln!(std::io::stderr(), "mossd: {e:#}");
             std::process::ExitCode::FAILURE
         }
     }
@@ -90,9 +87,11 @@ fn run() -> anyhow::Result<()> {
             .on_signals()
             .context("cannot install the SIGTERM/SIGINT handlers")?;
         {
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "listening on http://{}", daemon.addr)?;
-            out.flush()?;
+            // A stdout that cannot be written (a log file on a full disk) does not stop a
+            // daemon that listens: the address is also in the log and in `moss daemon status`.
+            let mut out = moss_daemon::log::LossyWriter(std::io::stdout().lock());
+            let _ = writeln!(out, "listening on http://{}", daemon.addr);
+            let _ = out.flush();
         }
         daemon.wait().await
     })

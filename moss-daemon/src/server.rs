@@ -10,7 +10,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use axum::Router;
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
@@ -19,8 +18,10 @@ use crate::app::{App, AppState};
 use crate::associative::Memories;
 use crate::capsule::Capsules;
 use crate::config::{Auth, Config};
+use crate::connections::Connections;
 use crate::guard::{self, Guard};
 use crate::home::{DbLock, MossHome};
+use crate::mcp::sessions::McpSessions;
 use crate::progress::ProgressRegistry;
 use crate::reasoning::Reasoning;
 use crate::shutdown::Shutdown;
@@ -164,6 +165,14 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         let memories = memories.clone();
         tokio::spawn(async move { memories.rerun_sources_at_start().await });
     }
+    let mcp_sessions = Arc::new(McpSessions::new(
+        config.mcp.max_sessions(),
+        config.mcp.session_idle(),
+    ));
+    let connections = Arc::new(Connections::new(
+        config.http.max_connections(),
+        config.http.header_read_timeout(),
+    ));
     let state = AppState(Arc::new(App {
         store: store.clone(),
         capsules: Capsules::new(store.clone(), config.clone(), &opts.home)
@@ -187,15 +196,10 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs() as i64),
             shutdown: shutdown.clone(),
+            mcp_sessions,
+            connections: connections.clone(),
         },
     }));
-    // MCP answers in several small SSE writes; with Nagle on, each tool call would wait out the
-    // client's delayed ACK (~40 ms).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY: {e}");
-        }
-    });
     lock.describe_holder(&format!(
         "pid {}, listening on http://{addr}",
         std::process::id()
@@ -215,14 +219,15 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     let stop = shutdown.clone();
     let trim = crate::memory::spawn_trim_when_idle();
     let task = tokio::spawn(async move {
-        let serve = axum::serve(listener, app.into_make_service())
-            .with_graceful_shutdown(stop.token().cancelled_owned());
-        let serve = tokio::spawn(async move { serve.await });
+        let serve = tokio::spawn(crate::connections::serve(
+            listener,
+            app,
+            connections,
+            stop.token(),
+        ));
         stop.triggered().await;
         match tokio::time::timeout(DRAIN_CAP, serve).await {
-            Ok(r) => r
-                .context("the server task failed")?
-                .context("serving failed")?,
+            Ok(r) => r.context("the server task failed")?,
             Err(_) => tracing::warn!(
                 "in-flight requests did not finish within {DRAIN_CAP:?}; closing anyway"
             ),
@@ -269,4 +274,5 @@ pub fn app(
         .merge(mcp)
         .with_state(state)
         .layer(axum::middleware::from_fn_with_state(guard, guard::check))
+        .layer(axum::middleware::from_fn(api::refusals::envelope))
 }

@@ -49,15 +49,15 @@ pub(crate) fn free_port() -> u16 {
 
 /// A user with an empty home, a Moss home and an address nobody listens on. Stops whatever
 /// daemon it started when dropped.
-struct Env {
-    dir: tempfile::TempDir,
-    addr: String,
+pub(crate) struct Env {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) addr: String,
     /// Prepended to PATH (stand-ins for service managers).
     bin: Option<PathBuf>,
 }
 
 impl Env {
-    fn new() -> Env {
+    pub(crate) fn new() -> Env {
         mossd();
         Env {
             dir: tempfile::tempdir().unwrap(),
@@ -66,7 +66,7 @@ impl Env {
         }
     }
 
-    fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.dir.path().join("moss-home")
     }
 
@@ -74,7 +74,7 @@ impl Env {
         self.dir.path().join("user")
     }
 
-    fn cmd(&self, args: &[&str]) -> Command {
+    pub(crate) fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_moss"));
         c.args(args)
             .env("MOSS_ADDR", &self.addr)
@@ -97,11 +97,11 @@ impl Env {
         c
     }
 
-    fn moss(&self, args: &[&str]) -> Output {
+    pub(crate) fn moss(&self, args: &[&str]) -> Output {
         self.cmd(args).output().expect("moss runs")
     }
 
-    fn answers(&self) -> bool {
+    pub(crate) fn answers(&self) -> bool {
         std::net::TcpStream::connect(&self.addr).is_ok()
     }
 
@@ -118,7 +118,7 @@ impl Drop for Env {
     }
 }
 
-fn ok_json(out: &Output) -> Value {
+pub(crate) fn ok_json(out: &Output) -> Value {
     assert!(
         out.status.success(),
         "moss failed ({}): {}",
@@ -133,7 +133,7 @@ fn ok_json(out: &Output) -> Value {
     })
 }
 
-fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 

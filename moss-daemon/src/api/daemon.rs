@@ -27,6 +27,10 @@ pub struct DaemonInfo {
     /// Unix seconds.
     pub started_at: i64,
     pub shutdown: Shutdown,
+    /// The open MCP sessions and their cap.
+    pub mcp_sessions: std::sync::Arc<crate::mcp::sessions::McpSessions>,
+    /// The open HTTP connections and their cap.
+    pub connections: std::sync::Arc<crate::connections::Connections>,
 }
 
 #[utoipa::path(
@@ -61,6 +65,13 @@ pub async fn status(State(s): State<AppState>) -> Json<DaemonStatus> {
         uptime_seconds: d.started.elapsed().as_secs(),
         index_behind: Some(index.iter().map(|i| i.behind).sum()),
         index,
+        mcp_sessions: Some(d.mcp_sessions.open() as u64),
+        mcp_sessions_max: Some(d.mcp_sessions.max() as u64),
+        mcp_sessions_evicted: Some(d.mcp_sessions.evicted()),
+        connections: Some(d.connections.open() as u64),
+        connections_max: Some(d.connections.max() as u64),
+        connections_closed_idle: Some(d.connections.evicted()),
+        log_dropped: Some(crate::log::dropped()),
     })
 }
 

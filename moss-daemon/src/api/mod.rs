@@ -11,6 +11,7 @@ pub mod memories;
 pub mod openapi;
 pub mod progress;
 pub mod reasoning;
+pub mod refusals;
 pub mod tasks;
 
 use axum::http::StatusCode;

@@ -8,6 +8,7 @@
 //! keeps the set its `initialize` asked for; its `instructions` are composed from it.
 
 pub mod schema;
+pub mod sessions;
 
 use std::sync::{Arc, OnceLock};
 
@@ -15,7 +16,6 @@ use moss_client::daemon::{ToolInfo, ToolList};
 use moss_client::{ErrorCode, ErrorEnvelope};
 use rmcp::model::*;
 use rmcp::service::{Peer, RequestContext};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
@@ -345,11 +345,13 @@ fn with_session(
 }
 
 /// The `/mcp` service. Host/Origin/auth are checked by the guard in front of it, so rmcp's own
-/// Host allow-list is turned off (one implementation of the rule).
+/// Host allow-list is turned off (one implementation of the rule). Its sessions are the
+/// daemon's bounded [`sessions::McpSessions`].
 pub fn service(
     state: AppState,
     shutdown: CancellationToken,
-) -> StreamableHttpService<MossMcp, LocalSessionManager> {
+) -> StreamableHttpService<MossMcp, sessions::McpSessions> {
+    let sessions = state.daemon.mcp_sessions.clone();
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(shutdown)
@@ -361,7 +363,7 @@ pub fn service(
                 toolsets: Arc::new(OnceLock::new()),
             })
         },
-        Arc::new(LocalSessionManager::default()),
+        sessions,
         config,
     )
 }

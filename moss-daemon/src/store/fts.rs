@@ -728,6 +728,9 @@ fn run(main: Connection, mut fts: Connection, wake: &Wake, sources: &[Indexed]) 
                 if last {
                     return;
                 }
+                // Try again without waiting for another commit: a full disk stops the writes
+                // that would wake the indexer, and the index catches up once space is freed.
+                wake.pending.store(true, Ordering::Release);
                 break;
             }
             if !more {

@@ -49,8 +49,10 @@ pub trait BatchHooks: Send + 'static {
 impl BatchHooks for () {}
 /// Called once the batch a job belongs to has committed (or failed to).
 type Reply = Box<dyn FnOnce(Result<()>) + Send>;
-/// Runs inside the job's savepoint; returns whether to keep its changes, and its reply.
-type Job = Box<dyn FnOnce(&WriteCtx) -> (bool, Reply) + Send>;
+/// Runs inside the job's savepoint; returns its failure (`None`: keep its changes) and its
+/// reply. Given an error instead of a context when no transaction could be opened for it: it
+/// then only answers with that error.
+type Job = Box<dyn FnOnce(std::result::Result<&WriteCtx, Error>) -> (Option<Error>, Reply) + Send>;
 
 /// What a writer job works with: the writer's connection (through `Deref`, or [`WriteCtx::conn`])
 /// and the database's sequence.
@@ -188,8 +190,11 @@ impl Writer {
     {
         let (reply_tx, reply_rx) = oneshot::channel::<Result<T>>();
         let job: Job = Box::new(move |ctx| {
-            let outcome = f(ctx);
-            let keep = outcome.is_ok();
+            let outcome = match ctx {
+                Ok(ctx) => f(ctx),
+                Err(e) => Err(e),
+            };
+            let failure = outcome.as_ref().err().cloned();
             let reply: Reply = Box::new(move |commit| {
                 let answer = match (outcome, commit) {
                     (Err(e), _) => Err(e),
@@ -198,7 +203,7 @@ impl Writer {
                 };
                 let _ = reply_tx.send(answer);
             });
-            (keep, reply)
+            (failure, reply)
         });
         self.tx.send(Msg::Job(job)).await.map_err(|_| closed())?;
         reply_rx
@@ -296,27 +301,52 @@ fn commit_batch<H: BatchHooks>(
     if batch.is_empty() {
         return;
     }
-    if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
-        // The jobs never run; dropping them drops their reply senders, so each caller gets an
-        // internal error instead of waiting forever.
-        tracing::error!("cannot start a write transaction: {e}");
-        batch.clear();
-        return;
-    }
     let ctx = WriteCtx {
         conn,
         seq,
         touched: &hooks.touched,
     };
+    // Replies of the jobs run in the open transaction, sent once it commits (or fails to).
     let mut replies: Vec<Reply> = Vec::with_capacity(batch.len());
+    let mut in_transaction = false;
     for job in batch.drain(..) {
+        if !in_transaction {
+            if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
+                // The job never runs: it answers with why (STORAGE_FULL on a full disk).
+                let (_, reply) = job(Err(Error::from(e)));
+                reply(Ok(()));
+                continue;
+            }
+            in_transaction = true;
+        }
         if let Err(e) = exec(conn, "SAVEPOINT job") {
-            tracing::error!("cannot open a savepoint: {e}");
+            let (_, reply) = job(Err(Error::from(e)));
+            reply(Ok(()));
             continue;
         }
-        match catch_unwind(AssertUnwindSafe(|| job(&ctx))) {
-            Ok((keep, reply)) => {
-                if !keep {
+        let ran = catch_unwind(AssertUnwindSafe(|| job(Ok(&ctx))));
+        if conn.is_autocommit() {
+            // SQLite rolled the whole transaction back (it does on SQLITE_FULL and some I/O
+            // errors): the jobs before this one lost their changes too, and say so. The writer
+            // goes on: the next job opens a new transaction, so writes resume as soon as the
+            // disk has room again.
+            let why = match &ran {
+                Ok((Some(e), _)) => e.clone(),
+                _ => Error::internal("writing", "the write transaction was rolled back"),
+            };
+            tracing::warn!("a write transaction was rolled back by SQLite: {why}");
+            for reply in replies.drain(..) {
+                reply(Err(why.clone()));
+            }
+            if let Ok((_, reply)) = ran {
+                reply(Err(why));
+            }
+            in_transaction = false;
+            continue;
+        }
+        match ran {
+            Ok((failure, reply)) => {
+                if failure.is_some() {
                     rollback_savepoint(conn);
                 } else if let Err(e) = exec(conn, "RELEASE job") {
                     tracing::error!("cannot release a savepoint: {e}");
@@ -331,13 +361,23 @@ fn commit_batch<H: BatchHooks>(
             }
         }
     }
+    if !in_transaction {
+        hooks.touched.set(false);
+        return;
+    }
     let commit = seq
         .record(conn)
         .and_then(|()| hooks.hooks.before_commit(conn))
         .and_then(|()| exec(conn, "COMMIT"))
         .map_err(|e| {
-            let _ = conn.execute_batch("ROLLBACK");
-            Error::internal("committing", e)
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            if crate::error::is_disk_full(&e) {
+                Error::storage_full("committing a write", e)
+            } else {
+                Error::internal("committing", e)
+            }
         });
     if commit.is_ok() {
         seq.committed();
@@ -506,6 +546,60 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(n, 0, "the panicking job's insert was rolled back");
+        w.close().await;
+        t.join();
+    }
+
+    /// A database that cannot grow (`max_page_count` stands in for a full disk: SQLite answers
+    /// SQLITE_FULL either way) fails writes with STORAGE_FULL, batch after batch, without
+    /// stopping the writer, and writes resume as soon as there is room again.
+    #[tokio::test]
+    async fn a_full_database_answers_storage_full_and_recovers_without_a_restart() {
+        let (w, t, _dir) = writer();
+        w.run(|c| Ok(c.execute_batch("CREATE TABLE big(b BLOB)")?))
+            .await
+            .unwrap();
+        let pages: i64 = w
+            .run(|c| Ok(c.query_row("PRAGMA page_count", [], |r| r.get(0))?))
+            .await
+            .unwrap();
+        w.run(move |c| Ok(c.execute_batch(&format!("PRAGMA max_page_count = {}", pages + 2))?))
+            .await
+            .unwrap();
+        let insert = |w: &Writer| {
+            let w = w.clone();
+            async move {
+                w.run(|c| {
+                    c.execute("INSERT INTO big(b) VALUES (zeroblob(64 * 1024))", [])?;
+                    Ok(())
+                })
+                .await
+            }
+        };
+        // Several at once, so that the failures land in shared batches too.
+        let mut handles = Vec::new();
+        for _ in 0..8 {
+            let insert = insert(&w);
+            handles.push(tokio::spawn(insert));
+        }
+        for h in handles {
+            let e = h.await.unwrap().unwrap_err();
+            assert_eq!(e.code(), ErrorCode::StorageFull, "{e}");
+            assert!(e.0.message.contains("reads go on"), "{e}");
+        }
+        // Small writes that fit still go through, and reads are answered.
+        w.run(|c| Ok(c.execute("INSERT INTO t(x) VALUES (7)", [])?))
+            .await
+            .unwrap();
+        w.run(|c| Ok(c.execute_batch("PRAGMA max_page_count = 1000000")?))
+            .await
+            .unwrap();
+        insert(&w).await.expect("writes resume once there is room");
+        let n: i64 = w
+            .run(|c| Ok(c.query_row("SELECT count(*) FROM big", [], |r| r.get(0))?))
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
         w.close().await;
         t.join();
     }

@@ -12,6 +12,7 @@ mod compose;
 mod concurrency;
 mod daemon_routes;
 mod history;
+mod limits;
 mod mcp;
 mod memory;
 mod memory_sources;
