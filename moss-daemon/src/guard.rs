@@ -67,19 +67,11 @@ impl Guard {
 
     fn admit(&self, req: &Request) -> Result<(), Error> {
         let headers = req.headers();
-        let host = headers
-            .get(HOST)
-            .and_then(|h| h.to_str().ok())
-            .or_else(|| req.uri().host());
-        match host {
-            Some(h) if self.host_allowed(h) => {}
-            Some(h) => {
-                return Err(forbidden(format!(
-                    "Host {h:?} is not a loopback name; Moss answers only requests addressed to \
-                     localhost, 127.0.0.1 or [::1]"
-                )));
-            }
-            None => return Err(forbidden("the request has no Host header".into())),
+        self.check_hosts(req)?;
+        if headers.get_all(ORIGIN).iter().count() > 1 {
+            return Err(forbidden(
+                "the request has more than one Origin header; send one".into(),
+            ));
         }
         if let Some(origin) = headers.get(ORIGIN) {
             let origin = origin.to_str().unwrap_or("");
@@ -129,8 +121,48 @@ impl Guard {
         )
     }
 
-    fn host_allowed(&self, host: &str) -> bool {
-        let name = host_name(host);
+    /// Every name the request is addressed by must be a well-formed loopback authority: the
+    /// one `Host` header (a second one is refused, as is one that is not visible ASCII), and the
+    /// authority of an absolute-form target (`GET http://host/path`), which HTTP lets override
+    /// `Host`.
+    fn check_hosts(&self, req: &Request) -> Result<(), Error> {
+        let mut hosts = req.headers().get_all(HOST).iter();
+        let header = hosts.next();
+        if hosts.next().is_some() {
+            return Err(forbidden(
+                "the request has more than one Host header; send one".into(),
+            ));
+        }
+        let header = match header.map(|h| h.to_str()) {
+            Some(Ok(h)) => Some(h),
+            Some(Err(_)) => {
+                return Err(forbidden(
+                    "the Host header is not plain ASCII; Moss answers only requests addressed \
+                     to localhost, 127.0.0.1 or [::1]"
+                        .into(),
+                ));
+            }
+            None => None,
+        };
+        let target = req.uri().authority().map(|a| a.as_str());
+        if header.is_none() && target.is_none() {
+            return Err(forbidden("the request has no Host header".into()));
+        }
+        for authority in [header, target].into_iter().flatten() {
+            if !self.host_allowed(authority) {
+                return Err(forbidden(format!(
+                    "Host {authority:?} is not a loopback name; Moss answers only requests \
+                     addressed to localhost, 127.0.0.1 or [::1]"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn host_allowed(&self, authority: &str) -> bool {
+        let Some(name) = host_name(authority) else {
+            return false;
+        };
         is_loopback_name(name)
             || self
                 .extra_hosts
@@ -143,15 +175,38 @@ fn forbidden(message: String) -> Error {
     Error::new(ErrorCode::Forbidden, message)
 }
 
-/// The host part of `host[:port]` or `[v6]:port`.
-fn host_name(authority: &str) -> &str {
-    if let Some(rest) = authority.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
+/// The host of a well-formed authority, `host[:port]` or `[v6][:port]`; `None` for anything
+/// else. A host is an IPv6 literal in brackets, or ASCII letters, digits, `-` and `.`; a port
+/// is digits. So `[::1]evil.com`, `[::1`, `::1`, `a@b` and non-ASCII names are not hosts.
+fn host_name(authority: &str) -> Option<&str> {
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => {
+            let (inside, after) = rest.split_once(']')?;
+            inside.parse::<std::net::Ipv6Addr>().ok()?;
+            let port = match after {
+                "" => None,
+                _ => Some(after.strip_prefix(':')?),
+            };
+            (inside, port)
+        }
+        None => {
+            let (host, port) = match authority.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (authority, None),
+            };
+            let name_char = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'.';
+            if host.is_empty() || !host.bytes().all(name_char) {
+                return None;
+            }
+            (host, port)
+        }
+    };
+    if let Some(p) = port
+        && (p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
     }
-    match authority.rsplit_once(':') {
-        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
-        _ => authority,
-    }
+    Some(host)
 }
 
 /// `localhost`, `*.localhost`, 127.0.0.0/8 and ::1.
@@ -170,11 +225,8 @@ fn origin_is_loopback(origin: &str) -> bool {
     if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
         return false;
     }
-    let authority = rest.split('/').next().unwrap_or("");
-    if authority.contains('@') {
-        return false;
-    }
-    is_loopback_name(host_name(authority))
+    // An origin is scheme://authority, nothing after it.
+    host_name(rest).is_some_and(is_loopback_name)
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -197,8 +249,9 @@ mod tests {
             "127.3.4.5",
             "[::1]:80",
             "LOCALHOST.",
+            "[::1]",
         ] {
-            assert!(is_loopback_name(host_name(h)), "{h}");
+            assert!(host_name(h).is_some_and(is_loopback_name), "{h}");
         }
         for h in [
             "evil.com",
@@ -206,8 +259,18 @@ mod tests {
             "10.0.0.1:6677",
             "[::2]",
             "localhost.evil.com:1",
+            "[::1]evil.com",
+            "[::1",
+            "[::1]:",
+            "[::1]:80x",
+            "::1",
+            "localhost:80:80",
+            "localhost evil.com",
+            "localhost@evil.com",
+            "lo\u{ed}calhost",
+            "",
         ] {
-            assert!(!is_loopback_name(host_name(h)), "{h}");
+            assert!(!host_name(h).is_some_and(is_loopback_name), "{h}");
         }
     }
 
@@ -220,6 +283,9 @@ mod tests {
         assert!(!origin_is_loopback("http://evil.com"));
         assert!(!origin_is_loopback("http://localhost@evil.com"));
         assert!(!origin_is_loopback("file://localhost"));
+        assert!(!origin_is_loopback("http://[::1]evil.com"));
+        assert!(!origin_is_loopback("http://[::1"));
+        assert!(!origin_is_loopback("http://localhost/path"));
     }
 
     #[test]

@@ -369,3 +369,228 @@ async fn unknown_routes_are_a_404_envelope() {
     let (s, b) = send(&d, "GET", "/nope", &[], None).await;
     expect_error(s, &b, "UNAUTHORIZED", 401);
 }
+
+/// Sends `head` (request line and headers, without the blank line) and `body` as raw bytes on
+/// a new connection; returns (status, JSON body, raw response).
+async fn raw(d: &TestDaemon, head: &[u8], body: &str) -> (u16, Value, String) {
+    let mut request = head.to_vec();
+    request.extend_from_slice(
+        format!(
+            "\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    );
+    let mut stream = tokio::net::TcpStream::connect(d.daemon.addr).await.unwrap();
+    stream.write_all(&request).await.unwrap();
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response).await;
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    let json = serde_json::from_str(body).unwrap_or(Value::Null);
+    (status, json, text)
+}
+
+/// Host and Origin are parsed strictly: an authority with anything after the IPv6 literal, an
+/// unclosed literal, a second Host header, a Host that is not ASCII and the authority of an
+/// absolute-form target are all checked, and each wrong one is a 403 envelope.
+#[tokio::test]
+async fn malformed_hosts_and_origins_are_403() {
+    let d = TestDaemon::start().await;
+    let token = d.token.clone();
+    let auth =
+        |rest: &str| format!("GET /capsules HTTP/1.1\r\nAuthorization: Bearer {token}\r\n{rest}");
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("IPv6 literal with a name after it", auth("Host: [::1]evil.com").into_bytes()),
+        ("unclosed IPv6 literal", auth("Host: [::1").into_bytes()),
+        ("port with a name", auth("Host: localhost:80evil").into_bytes()),
+        ("two Host headers", auth("Host: localhost\r\nHost: evil.com").into_bytes()),
+        ("two loopback Host headers", auth("Host: localhost\r\nHost: 127.0.0.1").into_bytes()),
+        (
+            "Origin with a name after the IPv6 literal",
+            auth("Host: localhost\r\nOrigin: http://[::1]evil.com").into_bytes(),
+        ),
+        (
+            "Origin with a path",
+            auth("Host: localhost\r\nOrigin: http://localhost/evil").into_bytes(),
+        ),
+        (
+            "non-ASCII Host with an absolute-form target",
+            [
+                format!(
+                    "GET http://evil.com/capsules HTTP/1.1\r\nAuthorization: Bearer {token}\r\nHost: "
+                )
+                .as_bytes(),
+                "l\u{f6}calhost".as_bytes(),
+            ]
+            .concat(),
+        ),
+        (
+            "non-ASCII Host with a loopback absolute-form target",
+            [
+                format!(
+                    "GET http://localhost/capsules HTTP/1.1\r\nAuthorization: Bearer {token}\r\nHost: "
+                )
+                .as_bytes(),
+                "l\u{f6}calhost".as_bytes(),
+            ]
+            .concat(),
+        ),
+        (
+            "absolute-form target naming another host",
+            format!(
+                "GET http://evil.com/capsules HTTP/1.1\r\nAuthorization: Bearer {token}\r\nHost: localhost"
+            )
+            .into_bytes(),
+        ),
+    ];
+    for (what, head) in cases {
+        let (s, b, text) = raw(&d, &head, "").await;
+        assert_eq!(s, 403, "{what}: {text}");
+        expect_error(s, &b, "FORBIDDEN", 403);
+    }
+    // Well-formed loopback requests pass, absolute-form included.
+    for head in [
+        auth("Host: [::1]"),
+        auth("Host: localhost\r\nOrigin: http://[::1]:3000"),
+        format!(
+            "GET http://127.0.0.1/capsules HTTP/1.1\r\nAuthorization: Bearer {token}\r\nHost: 127.0.0.1"
+        ),
+    ] {
+        let (s, _, text) = raw(&d, head.as_bytes(), "").await;
+        assert_eq!(s, 200, "{head}: {text}");
+    }
+}
+
+/// Refusals made below the routes, by axum's extractors and by the MCP transport, are the
+/// error envelope like every other; a body that is not JSON-RPC is a 400 naming the body, not
+/// a 415.
+#[tokio::test]
+async fn every_refusal_is_the_json_envelope() {
+    let d = TestDaemon::start().await;
+    let auth = format!("Bearer {}", d.token);
+    let json_ct = ("content-type", "application/json");
+    let accept = ("accept", "application/json, text/event-stream");
+    let a = ("authorization", auth.as_str());
+    // (what, method, path, headers, body, code, status)
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        Vec<(&'a str, &'a str)>,
+        Option<&'a str>,
+        &'a str,
+        u16,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "malformed JSON-RPC",
+            "POST",
+            "/mcp",
+            vec![a, accept, json_ct],
+            Some("{not json"),
+            "INVALID_REQUEST",
+            400,
+        ),
+        (
+            "a JSON value that is not JSON-RPC",
+            "POST",
+            "/mcp",
+            vec![a, accept, json_ct],
+            Some("[1,2]"),
+            "INVALID_REQUEST",
+            400,
+        ),
+        (
+            "no content type",
+            "POST",
+            "/mcp",
+            vec![a, accept],
+            Some(MCP_INIT),
+            "INVALID_REQUEST",
+            400,
+        ),
+        (
+            "no accept",
+            "POST",
+            "/mcp",
+            vec![a, json_ct],
+            Some(MCP_INIT),
+            "INVALID_REQUEST",
+            400,
+        ),
+        (
+            "unknown session",
+            "POST",
+            "/mcp",
+            vec![a, accept, json_ct, ("mcp-session-id", "nope")],
+            Some(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#),
+            "NOT_FOUND",
+            404,
+        ),
+        (
+            "GET without a session",
+            "GET",
+            "/mcp",
+            vec![a, ("accept", "text/event-stream")],
+            None,
+            "INVALID_REQUEST",
+            400,
+        ),
+        (
+            "wrong method on /mcp",
+            "PUT",
+            "/mcp",
+            vec![a, accept, json_ct],
+            Some(MCP_INIT),
+            "INVALID_REQUEST",
+            400,
+        ),
+        (
+            "wrong method on a route",
+            "PATCH",
+            "/capsules/search",
+            vec![a],
+            None,
+            "INVALID_REQUEST",
+            400,
+        ),
+        (
+            "unknown route",
+            "GET",
+            "/nope",
+            vec![a],
+            None,
+            "NOT_FOUND",
+            404,
+        ),
+    ];
+    for (what, method, path, headers, body, code, status) in cases {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut rb = d.http().request(m, d.url(path));
+        for (k, v) in &headers {
+            rb = rb.header(*k, *v);
+        }
+        if let Some(b) = body {
+            rb = rb.body(b.to_string());
+        }
+        let resp = rb.send().await.unwrap();
+        let s = resp.status().as_u16();
+        let ct = resp
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default();
+        let text = resp.text().await.unwrap();
+        let b: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|_| panic!("{what}: not JSON ({s}, {ct}): {text}"));
+        assert!(ct.starts_with("application/json"), "{what}: {ct}");
+        assert_eq!(s, status, "{what}: {b}");
+        expect_error(s, &b, code, status);
+    }
+}
