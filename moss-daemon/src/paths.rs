@@ -56,8 +56,11 @@ impl CheckedPath {
 
 /// A file-system failure on `path` while `what` (e.g. "writing"): an internal error; the answer
 /// names the step and the path, the log also has the cause.
+/// The longest file name, in bytes (Linux, macOS).
+const NAME_MAX: usize = 255;
+
 pub fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
-    Error::internal(&format!("{what} {}", path.display()), e)
+    Error::io(what, path, e)
 }
 
 fn refuse(rule: &str, path: &str, message: String) -> Error {
@@ -127,6 +130,17 @@ impl PathRules {
                 ),
             ));
         };
+        if name.len() > NAME_MAX {
+            return Err(refuse(
+                "file_name",
+                given,
+                format!(
+                    "the file name is {} bytes; file names have at most {NAME_MAX}. Use a \
+                     shorter name",
+                    name.len()
+                ),
+            ));
+        }
         if Path::new(&name).extension().is_none_or(|e| e != ext) {
             return Err(refuse(
                 "extension",

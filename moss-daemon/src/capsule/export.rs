@@ -140,6 +140,20 @@ impl Drop for TempFile {
     }
 }
 
+/// The temporary file's name: `.<target>.<ulid>.tmp`, the target's name cut (on a character
+/// boundary) so that the whole stays within the 255 bytes a file name may have: a target name
+/// near that limit is valid, and its temporary name must be too.
+fn temp_name(target: &str) -> String {
+    const NAME_MAX: usize = 255;
+    // "." + "." + 26 characters of ULID + ".tmp"
+    let room = NAME_MAX - (2 + 26 + 4);
+    let mut end = target.len().min(room);
+    while !target.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(".{}.{}.tmp", &target[..end], ulid::Ulid::generate())
+}
+
 fn write_export(
     conn: &Connection,
     target: &CheckedPath,
@@ -150,11 +164,7 @@ fn write_export(
 ) -> Result<ExportResponse> {
     let final_path = target.path();
     let tmp = TempFile {
-        path: target.dir.join(format!(
-            ".{}.{}.tmp",
-            target.name.to_string_lossy(),
-            ulid::Ulid::generate()
-        )),
+        path: target.dir.join(temp_name(&target.name.to_string_lossy())),
         persisted: false,
     };
     let file = OpenOptions::new()
@@ -247,6 +257,20 @@ fn write_export(
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+
+    #[test]
+    fn temporary_names_fit_in_a_file_name() {
+        for target in [
+            "a.jsonl".to_string(),
+            "x".repeat(249) + ".jsonl",
+            "é".repeat(124) + ".jsonl",
+        ] {
+            let name = super::temp_name(&target);
+            assert!(name.len() <= 255, "{} bytes for {target}", name.len());
+            assert!(name.starts_with('.') && name.ends_with(".tmp"), "{name}");
+        }
+        assert!(super::temp_name("a.jsonl").starts_with(".a.jsonl."));
+    }
 
     use moss_client::ErrorCode;
 

@@ -9,7 +9,9 @@ use rusqlite::params;
 use super::docs::blank_budget;
 use super::{Reasoning, limit, refs};
 use crate::budget::{self, Fit};
-use crate::capsule::search::{MAX_QUERY_CHARS, SNIPPET_CHARS, query_error, render_snippet};
+use crate::capsule::search::{
+    MAX_QUERY_CHARS, SNIPPET_CHARS, check_query_start, query_error, render_snippet,
+};
 use crate::error::{Error, Result};
 use crate::store::fts::REASONING;
 
@@ -47,6 +49,7 @@ impl Reasoning {
                 ),
             ));
         }
+        check_query_start(&query)?;
         let branch = req
             .branch
             .as_deref()

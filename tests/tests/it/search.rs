@@ -872,3 +872,34 @@ async fn the_tag_filter_matches_whole_tags_only() {
         );
     }
 }
+
+/// A query starting with `*` is one of FTS5's special queries, or an error FTS5 reports as an
+/// unknown one: either way it is the caller's input, refused with 400 naming `query`, in capsule
+/// and reasoning search alike.
+#[tokio::test]
+async fn a_query_starting_with_a_star_is_400_naming_the_query() {
+    let d = TestDaemon::start().await;
+    store(
+        &d,
+        json!({"workspace": "w", "name": "a", "capsule_text": capsule_text("auth")}),
+    )
+    .await;
+    for q in ["*auth", "*", "* auth", "*reads", "*id"] {
+        let (s, b) = search(&d, q).await;
+        let e = expect_error(s, &b, "INVALID_REQUEST", 400);
+        assert_eq!(e["details"]["field"], "query", "{q}: {b}");
+        assert!(e["message"].as_str().unwrap().contains("auth*"), "{b}");
+        let (s, b) = d
+            .call(
+                "POST",
+                "/reasoning/search",
+                Some(json!({"workspace": "w", "query": q})),
+            )
+            .await;
+        let e = expect_error(s, &b, "INVALID_REQUEST", 400);
+        assert_eq!(e["details"]["field"], "query", "{q}: {b}");
+    }
+    // A star after a word is a prefix search, as before.
+    let (s, b) = search(&d, "aut*").await;
+    assert_eq!(s, 200, "{b}");
+}

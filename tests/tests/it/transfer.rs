@@ -1154,3 +1154,28 @@ async fn a_client_going_away_cancels_export_and_rolls_back_import() {
         "an import was dropped mid-way in 5 attempts"
     );
 }
+
+/// File names up to the system's 255 bytes export and import (the temporary file beside the
+/// target must fit that limit too); a longer one is refused as a path, never a 500.
+#[tokio::test]
+async fn long_file_names_export_and_import_and_too_long_ones_are_400() {
+    let d = TestDaemon::start().await;
+    store(&d, "w", Some("one"), "long names").await;
+    for len in [224, 255] {
+        let name = format!("{}.jsonl", "n".repeat(len - ".jsonl".len()));
+        let r = export_ok(&d, json!({"path": name})).await;
+        assert_eq!(r["count"], 1, "{r}");
+        assert!(exports(&d).join(&name).is_file());
+        let r = import_ok(&d, json!({"path": name, "mode": "replace"})).await;
+        assert_eq!(r["imported"], 1, "{r}");
+        assert!(
+            files_in(&exports(&d)).iter().all(|f| !f.ends_with(".tmp")),
+            "no temporary file is left"
+        );
+    }
+    let name = format!("{}.jsonl", "n".repeat(256 - ".jsonl".len()));
+    let (s, b) = export(&d, json!({"path": name})).await;
+    expect_rule(s, &b, "file_name");
+    let (s, b) = import(&d, json!({"path": name})).await;
+    expect_rule(s, &b, "file_name");
+}
