@@ -141,7 +141,7 @@ enum Command {
     ///
     /// A consistent snapshot into one SQLite file (0600). PATH follows the export path rules:
     /// a bare name goes to ~/.moss/exports/, it must end in .db. Default:
-    /// ~/.moss/exports/moss-backup-<timestamp>.db. Put it back with `moss restore-backup`.
+    /// `~/.moss/exports/moss-backup-<timestamp>.db`. Put it back with `moss restore-backup`.
     ///
     /// Examples:
     ///   moss backup
@@ -152,7 +152,7 @@ enum Command {
         path: Option<String>,
     },
     /// Put a backup in place of the store: stops the daemon, checks the file is a Moss
-    /// database, keeps the current store aside (moss.db.before-restore-<timestamp>) and swaps
+    /// database, keeps the current store aside (`moss.db.before-restore-<timestamp>`) and swaps
     /// the backup in. The message says how to undo it.
     ///
     /// Examples:

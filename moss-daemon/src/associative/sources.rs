@@ -537,7 +537,7 @@ impl Memories {
     }
 
     /// At start: the home's sources for `default`, then the sources of the projects this
-    /// daemon ran them for (the most recent [`MAX_PROJECTS_AT_START`] whose root still
+    /// daemon ran them for (the most recent `MAX_PROJECTS_AT_START` whose root still
     /// exists), one project after another, so that their handlers are back.
     pub async fn rerun_sources_at_start(&self) {
         let req = MemorySourcesRunRequest::default();
