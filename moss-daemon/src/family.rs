@@ -38,9 +38,20 @@ pub type ToolHandler = fn(AppState, Value, Progress) -> ToolFuture;
 pub struct Tool {
     pub name: &'static str,
     pub description: &'static str,
-    /// The input schema, generated from the request type.
-    pub schema: fn() -> JsonObject,
+    /// The input schema, generated from the request type once and kept.
+    pub schema: fn() -> std::sync::Arc<JsonObject>,
     pub handler: ToolHandler,
+}
+
+impl Tool {
+    /// Whether its request takes a `session`: an MCP connection's calls then belong to the
+    /// connection's session unless they name one.
+    pub fn takes_session(&self) -> bool {
+        (self.schema)()
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .is_some_and(|p| p.contains_key("session"))
+    }
 }
 
 /// One memory's registration.
@@ -227,7 +238,18 @@ macro_rules! tool {
         $crate::family::Tool {
             name: $name,
             description: $description,
-            schema: $crate::mcp::schema::schema_of::<$req>,
+            schema: {
+                fn schema() -> std::sync::Arc<rmcp::model::JsonObject> {
+                    static SCHEMA: std::sync::OnceLock<std::sync::Arc<rmcp::model::JsonObject>> =
+                        std::sync::OnceLock::new();
+                    SCHEMA
+                        .get_or_init(|| {
+                            std::sync::Arc::new($crate::mcp::schema::schema_of::<$req>())
+                        })
+                        .clone()
+                }
+                schema
+            },
             handler: |app, args, progress| {
                 Box::pin(async move {
                     let $r: $req = $crate::family::decode_args($name, args)?;
@@ -243,6 +265,21 @@ macro_rules! tool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_builds_its_schema_once_and_says_whether_it_takes_a_session() {
+        for (_, t) in tools() {
+            assert!(
+                std::sync::Arc::ptr_eq(&(t.schema)(), &(t.schema)()),
+                "{} built its schema twice",
+                t.name
+            );
+        }
+        let (_, recall) = tool("memory_recall").unwrap();
+        assert!(recall.takes_session());
+        let (_, store) = tool("capsule_store").unwrap();
+        assert!(!store.takes_session());
+    }
 
     #[test]
     fn names_are_unique_and_prefixed_by_their_family() {

@@ -92,7 +92,7 @@ impl ServerHandler for MossMcp {
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
         let args = match family::tool(&name) {
-            Some((f, t)) => with_session(f.name, t, args, &context),
+            Some((_, t)) => with_session(t, args, &context),
             None => args,
         };
         let outcome = match callable(&self.state, &self.toolsets(&context), &name) {
@@ -314,21 +314,14 @@ pub fn memory_session(mcp_session_id: &str) -> String {
     format!("mcp:{mcp_session_id}")
 }
 
-/// The memory family's calls on a connection belong to its session unless they name one (the
-/// tools that take a `session`).
+/// A call on a connection belongs to its session unless it names one, for the tools that take a
+/// `session`.
 fn with_session(
-    family: &str,
     tool: &family::Tool,
     mut args: Value,
     context: &RequestContext<RoleServer>,
 ) -> Value {
-    let takes_session = || {
-        (tool.schema)()
-            .get("properties")
-            .and_then(Value::as_object)
-            .is_some_and(|p| p.contains_key("session"))
-    };
-    if family != "memory" || !takes_session() {
+    if !tool.takes_session() {
         return args;
     }
     let id = context
@@ -372,7 +365,7 @@ pub fn service(
 fn listed(state: &AppState, toolsets: &Toolsets) -> Vec<Tool> {
     family::tools()
         .filter(|(f, t)| toolsets.contains(f.name) && !state.config.tool_disabled(f.name, t.name))
-        .map(|(_, t)| Tool::new(t.name, t.description, Arc::new((t.schema)())))
+        .map(|(_, t)| Tool::new(t.name, t.description, (t.schema)()))
         .collect()
 }
 

@@ -112,7 +112,7 @@ mod tests {
             }
         }
         for (_, t) in crate::family::tools() {
-            check(t.name, &Value::Object((t.schema)()), "");
+            check(t.name, &Value::Object((*(t.schema)()).clone()), "");
         }
     }
 }
