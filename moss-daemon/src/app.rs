@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use crate::api::DaemonInfo;
-use crate::associative::Memories;
 use crate::capsule::Capsules;
 use crate::config::Config;
 use crate::family::Toolsets;
+use crate::memory::Memories;
 use crate::progress::ProgressRegistry;
 use crate::reasoning::Reasoning;
 use crate::store::Store;

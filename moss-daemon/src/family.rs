@@ -74,7 +74,7 @@ pub const FAMILIES: &[&Family] = &[
     &crate::capsule::family::CAPSULE,
     &crate::reasoning::family::REASONING,
     &crate::tasks::family::TASKS,
-    &crate::associative::family::MEMORY,
+    &crate::memory::family::MEMORY,
 ];
 
 /// The family named `name`.

@@ -37,7 +37,7 @@ pub struct Guard {
 }
 
 pub async fn check(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
-    crate::memory::note_request();
+    crate::alloc::note_request();
     if let Err(e) = guard.admit(&req) {
         return e.into_response();
     }

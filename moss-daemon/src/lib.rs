@@ -5,7 +5,7 @@
 //! - [`store`]: SQLite: migrations, the writer thread with group commit, the read pool.
 //! - [`family`]: the registry of families (a memory's MCP tools and REST routes, registered
 //!   once); [`app`]: the state handlers reach, one handle per memory.
-//! - [`capsule`], [`reasoning`], [`tasks`], [`associative`] (family `memory`): each memory's
+//! - [`capsule`], [`reasoning`], [`tasks`], [`memory`] (the associative memory): each memory's
 //!   operations, and its family;
 //!   [`budget`]: the hard output caps of reasoning and tasks reads.
 //! - What every memory shares, so that none writes it again: [`names`] (workspace and name
@@ -16,13 +16,14 @@
 //!   [`connections`]: the server loop (connection cap, header-read timeout).
 //! - [`config`], [`home`], [`error`]: configuration, `$MOSS_HOME`, the error type; [`log`]:
 //!   the log sink, which drops and counts what it cannot write.
+//! - [`alloc`]: glibc's arenas, and giving freed memory back when idle.
 //! - [`cancel`]: stopping long operations when their client goes away; [`progress`]: how far
 //!   they have got.
 //! - [`shutdown`]: the one trigger behind SIGTERM, SIGINT and `POST /shutdown`.
 
+pub mod alloc;
 pub mod api;
 pub mod app;
-pub mod associative;
 pub mod bounds;
 pub mod budget;
 pub mod cancel;

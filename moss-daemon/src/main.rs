@@ -32,13 +32,13 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    // A Lua source's runner process (see moss_daemon::associative::runner): no logging, no
+    // A Lua source's runner process (see moss_daemon::memory::runner): no logging, no
     // arguments, no runtime.
     if std::env::args_os()
         .nth(1)
-        .is_some_and(|a| a == moss_daemon::associative::runner::RUNNER_FLAG)
+        .is_some_and(|a| a == moss_daemon::memory::runner::RUNNER_FLAG)
     {
-        return moss_daemon::associative::runner::runner_main();
+        return moss_daemon::memory::runner::runner_main();
     }
     moss_daemon::log::init(
         EnvFilter::try_from_env("MOSS_LOG").unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")),

@@ -15,13 +15,13 @@ use tokio::task::JoinHandle;
 
 use crate::api::{self, DaemonInfo};
 use crate::app::{App, AppState};
-use crate::associative::Memories;
 use crate::capsule::Capsules;
 use crate::config::{Auth, Config};
 use crate::connections::Connections;
 use crate::guard::{self, Guard};
 use crate::home::{DbLock, MossHome};
 use crate::mcp::sessions::McpSessions;
+use crate::memory::Memories;
 use crate::progress::ProgressRegistry;
 use crate::reasoning::Reasoning;
 use crate::shutdown::Shutdown;
@@ -217,7 +217,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     });
     let app = app(state, guard, shutdown.token().child_token());
     let stop = shutdown.clone();
-    let trim = crate::memory::spawn_trim_when_idle();
+    let trim = crate::alloc::spawn_trim_when_idle();
     let task = tokio::spawn(async move {
         let serve = tokio::spawn(crate::connections::serve(
             listener,

@@ -1,4 +1,4 @@
-//! `/memories` routes, each a thin adapter over [`Memories`](crate::associative::Memories).
+//! `/memories` routes, each a thin adapter over [`Memories`](crate::memory::Memories).
 
 use axum::Json;
 use axum::extract::{Path, State};

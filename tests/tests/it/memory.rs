@@ -367,7 +367,7 @@ async fn memory_tools_without_a_session_work_over_mcp() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn storing_known_knowledge_again_makes_it_recent() {
     use moss_client::memory::{Contexts, MemoryRecallRequest, MemoryStoreRequest};
-    use moss_daemon::associative::Memories;
+    use moss_daemon::memory::Memories;
     use moss_daemon::store::{Store, StoreOptions};
     use std::sync::Arc;
 

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use moss_client::memory::{Contexts, MemoryRecallRequest, MemoryStoreRequest};
-use moss_daemon::associative::{Memories, rank};
 use moss_daemon::config::Config;
+use moss_daemon::memory::{Memories, rank};
 use moss_daemon::store::{Store, StoreOptions, fts};
 use serde::Deserialize;
 use serde_json::Value;
