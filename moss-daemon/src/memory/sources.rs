@@ -21,7 +21,7 @@ use moss_client::memory::{
     MemoryEventRequest, MemoryEventResponse, MemorySourcesRequest, MemorySourcesResponse,
     MemorySourcesRunRequest, SourceStatus,
 };
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
@@ -488,7 +488,7 @@ impl Memories {
                                AND (session = '' OR session = ?3)",
                         )?
                         .query_row(params![id, ws, session], |r| r.get(0))
-                        .ok();
+                        .optional()?;
                     rids.extend(rid);
                 }
                 delete_rids(ctx, &rids)?;
