@@ -13,6 +13,8 @@ use std::io::Read;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use moss_client::Client;
+use moss_client::op::{Op, OpSpec};
+use moss_client::{memory, reasoning as branchmind, tasks};
 use serde_json::{Map, Value};
 
 use crate::output::{Format, print};
@@ -108,24 +110,28 @@ fn request(args: OpArgs, require_workspace: bool) -> anyhow::Result<Draft> {
     })
 }
 
-/// Declares a family's subcommands: variant, doc (with an example), and the route; and
-/// whether a request must name its workspace.
+/// Declares a family's subcommands: variant, doc (with an example), and the operation of the
+/// family's op table it sends (its route comes from there); and whether a request must name
+/// its workspace.
 macro_rules! ops {
-    ($(#[$enum_doc:meta])* $enum:ident, $prefix:literal, workspace_required: $ws:literal, [$($(#[$doc:meta])* $variant:ident => $op:literal,)*]) => {
+    ($(#[$enum_doc:meta])* $enum:ident, workspace_required: $ws:literal, [$($(#[$doc:meta])* $variant:ident => $op:ty,)*]) => {
         $(#[$enum_doc])*
         #[derive(Debug, Subcommand)]
         pub enum $enum {
-            $($(#[$doc])* #[command(verbatim_doc_comment)] $variant(OpArgs),)*
+            $(
+                $(#[$doc])*
+                #[command(verbatim_doc_comment, after_help = sends::<$op>())]
+                $variant(OpArgs),
+            )*
         }
 
         impl $enum {
-            /// The route and the arguments.
             /// Sends the operation and prints the answer.
             pub async fn run(self, client: &Client, format: Format) -> anyhow::Result<()> {
-                let (path, args) = match self {
-                    $($enum::$variant(a) => (concat!($prefix, $op), a),)*
+                let (spec, args) = match self {
+                    $($enum::$variant(a) => (<$op as Op>::SPEC, a),)*
                 };
-                send(client, path, request(args, $ws)?, format).await
+                send(client, spec, request(args, $ws)?, format).await
             }
         }
     };
@@ -133,236 +139,236 @@ macro_rules! ops {
 
 ops!(
     /// The reasoning memory's operations (`branchmind_*`).
-    ReasonCommand, "/reasoning/", workspace_required: true, [
+    ReasonCommand, workspace_required: true, [
     /// Initialize a workspace's reasoning memory (idempotent).
     ///
     /// Example:
     ///   moss reason init -w myproject
-    Init => "init",
+    Init => branchmind::BranchmindInit,
     /// Schema version, checkout, branch count and the newest task event.
     ///
     /// Example:
     ///   moss reason status -w myproject
-    Status => "status",
+    Status => branchmind::BranchmindStatus,
     /// Append a note to a target's notes or to branch+doc.
     ///
     /// Examples:
     ///   moss reason notes-commit -w myproject target=TASK-001 content="Chose WAL: readers never block"
     ///   git log -1 --format=%B | moss reason notes-commit -w myproject content=@- title="Why"
-    NotesCommit => "notes/commit",
+    NotesCommit => branchmind::BranchmindNotesCommit,
     /// Append an entry of any kind to any branch+doc (source_event_id makes it idempotent).
     ///
     /// Example:
     ///   moss reason commit -w myproject branch=main doc=decisions kind=decision content="Ship v2"
-    Commit => "commit",
+    Commit => branchmind::BranchmindCommit,
     /// Read a document newest first (the effective view on a derived branch).
     ///
     /// Examples:
     ///   moss reason show -w myproject target=TASK-001 doc_kind=trace limit:=5
     ///   moss reason show -w myproject branch=what-if cursor:=120
-    Show => "show",
+    Show => branchmind::BranchmindShow,
     /// A branch's entries across all its documents, newest first.
     ///
     /// Example:
     ///   moss reason log -w myproject branch=main kind=decision
-    Log => "log",
+    Log => branchmind::BranchmindLog,
     /// Everything to resume a plan or task: target, reasoning_ref, newest notes and trace.
     ///
     /// Example:
     ///   moss reason export -w myproject target=TASK-001 max_chars:=4000
-    Export => "export",
+    Export => branchmind::BranchmindExport,
     /// Entries in to's view that are not in from's.
     ///
     /// Example:
     ///   moss reason diff -w myproject from=main to=what-if
-    Diff => "diff",
+    Diff => branchmind::BranchmindDiff,
     /// Copy from's notes that into lacks into into (idempotent).
     ///
     /// Example:
     ///   moss reason merge -w myproject from=what-if into=main dry_run:=true
-    Merge => "merge",
+    Merge => branchmind::BranchmindMerge,
     /// Create a branch from another (no copy: base_branch + base_seq).
     ///
     /// Example:
     ///   moss reason branch-create -w myproject name=what-if from=main
-    BranchCreate => "branch/create",
+    BranchCreate => branchmind::BranchmindBranchCreate,
     /// List the branches, newest first.
     ///
     /// Example:
     ///   moss reason branch-list -w myproject
-    BranchList => "branch/list",
+    BranchList => branchmind::BranchmindBranchList,
     /// Set the workspace's current branch.
     ///
     /// Example:
     ///   moss reason checkout -w myproject ref=what-if
-    Checkout => "checkout",
+    Checkout => branchmind::BranchmindCheckout,
     /// Apply graph operations atomically.
     ///
     /// Example:
     ///   moss reason graph-apply -w myproject branch=main doc=graph \
     ///     ops:='[{"op":"node_upsert","id":"h1","type":"hypothesis","title":"Cold cache"}]'
-    GraphApply => "graph/apply",
+    GraphApply => branchmind::BranchmindGraphApply,
     /// Query the effective graph (filters: ids, types, status, tags_any, tags_all, text).
     ///
     /// Example:
     ///   moss reason graph-query -w myproject target=TASK-001 types:='["step"]'
-    GraphQuery => "graph/query",
+    GraphQuery => branchmind::BranchmindGraphQuery,
     /// Check that every edge's endpoints are live nodes.
     ///
     /// Example:
     ///   moss reason graph-validate -w myproject target=TASK-001
-    GraphValidate => "graph/validate",
+    GraphValidate => branchmind::BranchmindGraphValidate,
     /// Node and edge states of to's graph that differ from from's.
     ///
     /// Example:
     ///   moss reason graph-diff -w myproject from=main to=what-if
-    GraphDiff => "graph/diff",
+    GraphDiff => branchmind::BranchmindGraphDiff,
     /// 3-way merge of a branch's graph back into its base.
     ///
     /// Example:
     ///   moss reason graph-merge -w myproject from=what-if into=main
-    GraphMerge => "graph/merge",
+    GraphMerge => branchmind::BranchmindGraphMerge,
     /// List a merge destination's graph conflicts.
     ///
     /// Example:
     ///   moss reason graph-conflicts -w myproject into=main status=open
-    GraphConflicts => "graph/conflicts",
+    GraphConflicts => branchmind::BranchmindGraphConflicts,
     /// Show one conflict: base, theirs, ours.
     ///
     /// Example:
     ///   moss reason graph-conflict-show -w myproject conflict_id=CONFLICT-1a2b3c4d5e6f7a8b
-    GraphConflictShow => "graph/conflict/show",
+    GraphConflictShow => branchmind::BranchmindGraphConflictShow,
     /// Resolve a conflict: use_from or use_into.
     ///
     /// Example:
     ///   moss reason graph-conflict-resolve -w myproject conflict_id=CONFLICT-1a2b3c4d5e6f7a8b resolution=use_from
-    GraphConflictResolve => "graph/conflict/resolve",
+    GraphConflictResolve => branchmind::BranchmindGraphConflictResolve,
     /// The skeleton of a card type.
     ///
     /// Example:
     ///   moss reason think-template -w myproject type=hypothesis
-    ThinkTemplate => "think/template",
+    ThinkTemplate => branchmind::BranchmindThinkTemplate,
     /// Write a thinking card: a trace entry and a graph node, in one transaction.
     ///
     /// Examples:
     ///   moss reason think-card -w myproject target=TASK-001 \
     ///     card:='{"id":"h1","type":"hypothesis","title":"The cache is cold"}'
     ///   printf 'id: q1\ntype: question\ntitle: Why is p99 up?\n' | moss reason think-card -w myproject card=@-
-    ThinkCard => "think/card",
+    ThinkCard => branchmind::BranchmindThinkCard,
     /// The newest cards and counts by type.
     ///
     /// Example:
     ///   moss reason think-context -w myproject target=TASK-001 limit_cards:=10
-    ThinkContext => "think/context",
+    ThinkContext => branchmind::BranchmindThinkContext,
     /// The one card to write next.
     ///
     /// Example:
     ///   moss reason think-next -w myproject target=TASK-001
-    ThinkNext => "think/next",
+    ThinkNext => branchmind::BranchmindThinkNext,
     /// Full-text search over notes, trace and cards.
     ///
     /// Example:
     ///   moss reason search -w myproject query="wal checkpoint"
-    Search => "search",
+    Search => branchmind::BranchmindSearch,
 ]);
 
 ops!(
     /// Plans and tasks (`tasks_*`).
-    TasksCommand, "/tasks/", workspace_required: true, [
+    TasksCommand, workspace_required: true, [
     /// Create a plan, or a task under a plan (parent=PLAN-###).
     ///
     /// Examples:
     ///   moss tasks create -w myproject title="Ship v2"
     ///   moss tasks create -w myproject title="Migrate" parent=PLAN-001 steps:='[{"title":"Write it"}]'
-    Create => "create",
+    Create => tasks::TasksCreate,
     /// Add steps, at the top level or under parent=PATH (e.g. s:0).
     ///
     /// Example:
     ///   moss tasks decompose -w myproject task=TASK-001 steps:='[{"title":"Backfill","success_criteria":["no gaps"]}]'
-    Decompose => "decompose",
+    Decompose => tasks::TasksDecompose,
     /// Change a step: title, success_criteria, tests, blockers.
     ///
     /// Example:
     ///   moss tasks define -w myproject task=TASK-001 path=s:0 tests:='["cargo test"]'
-    Define => "define",
+    Define => tasks::TasksDefine,
     /// Record progress on a step (also a note in the task's notes).
     ///
     /// Example:
     ///   moss tasks note -w myproject task=TASK-001 step_id=STEP-0001 note="passes on CI"
-    Note => "note",
+    Note => tasks::TasksNote,
     /// Confirm a step's checkpoints.
     ///
     /// Example:
     ///   moss tasks verify -w myproject task=TASK-001 path=s:0 checkpoints:='{"criteria":{"confirmed":true},"tests":{"confirmed":true}}'
-    Verify => "verify",
+    Verify => tasks::TasksVerify,
     /// Close a step (both checkpoints must be confirmed).
     ///
     /// Example:
     ///   moss tasks done -w myproject task=TASK-001 path=s:0
-    Done => "done",
+    Done => tasks::TasksDone,
     /// Change a plan's or task's title, description, contract.
     ///
     /// Example:
     ///   moss tasks edit -w myproject task=PLAN-001 description="Q3 goal" expected_revision:=2
-    Edit => "edit",
+    Edit => tasks::TasksEdit,
     /// The workspace's plans and tasks, newest first.
     ///
     /// Example:
     ///   moss tasks context -w myproject limit:=20
-    Context => "context",
+    Context => tasks::TasksContext,
     /// Task events after since, oldest first.
     ///
     /// Example:
     ///   moss tasks delta -w myproject since=evt_0000000000000042
-    Delta => "delta",
+    Delta => tasks::TasksDelta,
     /// The focused plan or task.
     ///
     /// Example:
     ///   moss tasks focus-get -w myproject
-    FocusGet => "focus/get",
+    FocusGet => tasks::TasksFocusGet,
     /// Focus a plan or task.
     ///
     /// Example:
     ///   moss tasks focus-set -w myproject task=TASK-001
-    FocusSet => "focus/set",
+    FocusSet => tasks::TasksFocusSet,
     /// Clear the focus.
     ///
     /// Example:
     ///   moss tasks focus-clear -w myproject
-    FocusClear => "focus/clear",
+    FocusClear => tasks::TasksFocusClear,
     /// One screen: now, why, verify, next, blockers, and the reasoning_ref.
     ///
     /// Example:
     ///   moss tasks radar -w myproject task=TASK-001
-    Radar => "radar",
+    Radar => tasks::TasksRadar,
 ]);
 
 ops!(
     /// The associative memory (`memory_*`).
-    MemCommand, "/memories", workspace_required: false, [
+    MemCommand, workspace_required: false, [
     /// Store a piece of knowledge (the same content, contexts and slot again updates it).
     ///
     /// Examples:
     ///   moss mem store -w myproject content="User prefers tabs" context=formatting slot=preferences
     ///   moss mem store -w myproject content="Last edit broke tests" context:='["auth.py","tests/"]' weight:=0.8
-    Store => "",
+    Store => memory::MemoryStore,
     /// Recall memories by query, slot or context, best first.
     ///
     /// Examples:
     ///   moss mem recall -w myproject query="about auth.py"
     ///   moss mem recall -w myproject slot=preferences explain:=true
-    Recall => "/recall",
+    Recall => memory::MemoryRecall,
     /// Remove memories by id(s), query, slot or context (dry_run:=true to look first).
     ///
     /// Examples:
     ///   moss mem forget -w myproject id=01J9Z8…
     ///   moss mem forget -w myproject slot=scratch dry_run:=true
-    Forget => "/forget",
+    Forget => memory::MemoryForget,
     /// Render a template from slots, recalls and variables.
     ///
     /// Example:
     ///   moss mem render -w myproject template:='["<system>\n",{"slot":"system"},"</system>\n",{"recall":"about auth.py"}]'
-    Render => "/render",
+    Render => memory::MemoryRender,
     /// The Lua sources (home and project) and how their last run went.
     ///
     /// The project is the one the working directory is in (the nearest directory up with a
@@ -370,25 +376,38 @@ ops!(
     ///
     /// Example:
     ///   moss mem sources
-    Sources => "/sources",
+    Sources => memory::MemorySources,
     /// Run the Lua sources again (all, or name=git.lua), for the working directory's project
     /// unless root= names another.
     ///
     /// Examples:
     ///   moss mem sources-run
     ///   moss mem sources-run root=/path/to/project name=git.lua
-    SourcesRun => "/sources/run",
+    SourcesRun => memory::MemorySourcesRun,
     /// Send an event to the handlers of the working directory's project (or root=…).
     ///
     /// Example:
     ///   moss mem event event=file_opened data:='{"file":"src/auth.py"}' session=editor-1
-    Event => "/events",
+    Event => memory::MemoryEvent,
 ]);
+
+/// The line under a subcommand's help naming the tool it sends and its route, so that
+/// `moss tools` and the tool's description can be found from it.
+fn sends<O: Op>() -> String {
+    let spec = O::SPEC;
+    format!(
+        "Sends the tool {} ({} {}); its fields are the tool's (moss tools).",
+        spec.tool,
+        spec.method.as_str(),
+        spec.path
+    )
+}
 
 /// Sends the request; a field given more than once becomes a list where the route's request
 /// takes one (`context=a context=b`), and is refused naming it elsewhere. The memory operations
 /// on a project's sources get the working directory's project as `root` unless it is given.
-async fn send(client: &Client, path: &str, draft: Draft, format: Format) -> anyhow::Result<()> {
+async fn send(client: &Client, spec: OpSpec, draft: Draft, format: Format) -> anyhow::Result<()> {
+    let path = spec.path;
     let Draft { mut body, repeated } = draft;
     if !repeated.is_empty() {
         let doc = client.openapi().await.with_context(|| {
@@ -401,7 +420,7 @@ async fn send(client: &Client, path: &str, draft: Draft, format: Format) -> anyh
         let lists = crate::fields::list_fields(&doc, path).unwrap_or_default();
         crate::fields::merge(&mut body, repeated, &format!("POST {path}"), &lists)?;
     }
-    if PROJECT_OPS.contains(&path)
+    if PROJECT_OPS.contains(&spec.tool)
         && !body.contains_key("root")
         && let Some(root) = project_root()
     {
@@ -414,9 +433,9 @@ async fn send(client: &Client, path: &str, draft: Draft, format: Format) -> anyh
 /// The memory operations on a project's Lua sources: without `root=`, they act on the project
 /// the working directory is in.
 const PROJECT_OPS: [&str; 3] = [
-    "/memories/sources",
-    "/memories/sources/run",
-    "/memories/events",
+    memory::MemorySources::SPEC.tool,
+    memory::MemorySourcesRun::SPEC.tool,
+    memory::MemoryEvent::SPEC.tool,
 ];
 
 /// The project the working directory is in: the nearest directory up from it that holds a

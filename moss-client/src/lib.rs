@@ -3,6 +3,7 @@
 //! - [`error`]: the error codes, their HTTP statuses, and the `{"error":{...}}` envelope.
 //! - [`capsule`], [`reasoning`], [`tasks`], [`memory`]: requests and responses of the
 //!   `capsule_*`, `branchmind_*`, `tasks_*` and `memory_*` operations (one module per family).
+//! - [`op`]: how a family declares its operations once (tool, route, types, description).
 //! - [`daemon`]: the daemon's own routes: health, status, shutdown, the tool list, progress.
 //! - `client` (feature `http`, on by default): a typed async client over the REST routes, with a
 //!   handle per family (`client.capsules()`).
@@ -14,6 +15,7 @@ pub mod capsule;
 pub mod daemon;
 pub mod error;
 pub mod memory;
+pub mod op;
 pub mod reasoning;
 pub mod tasks;
 

@@ -13,6 +13,58 @@ use crate::reasoning::Budget;
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
+crate::op::ops! {
+    /// Every memory operation, in listing order.
+    table OPS, handle Memories;
+
+    /// Store a piece of knowledge, e.g. {"content": "User prefers tabs", "context": "formatting",
+    /// "slot": "preferences"}. context is a string or a list (file paths, directories, topics, task
+    /// ids); weight (default 1, at most 100) says how much it matters. The same content with the
+    /// same contexts and slot updates the memory (created:false) instead of adding another.
+    /// workspace "global" holds user-wide knowledge every recall sees.
+    MemoryStore: memory_store, Post "/memories",
+        MemoryStoreRequest => MemoryStoreResponse, store;
+
+    /// Recall memories by query ("about auth.py": content, contexts and slot; a path also finds
+    /// memories on its parent directories), slot and/or context, best first: relevance × weight ×
+    /// recency × specificity (explain:true returns each part). No match is an empty list with a
+    /// reason, never filler.
+    MemoryRecall: memory_recall, Post "/memories/recall",
+        MemoryRecallRequest => MemoryRecallResponse, recall;
+
+    /// Remove memories by id or ids, or by query (only strong matches), slot or exact context;
+    /// returns exactly what it removed. dry_run:true shows what would go; more than 10 by query,
+    /// slot or context needs confirm:true.
+    MemoryForget: memory_forget, Post "/memories/forget",
+        MemoryForgetRequest => MemoryForgetResponse, forget;
+
+    /// Render a template: a list of strings and {"slot": …}, {"recall": …}, {"var": …} parts
+    /// (recalls render as "- …" lines; empty parts are skipped and named in warnings), or the name
+    /// of one in the config's memory.templates ("default" is memory.template).
+    MemoryRender: memory_render, Post "/memories/render",
+        MemoryRenderRequest => MemoryRenderResponse, render;
+
+    /// The Lua sources that populate memory: $MOSS_HOME/sources/*.lua, and with root (the project's
+    /// absolute path) its .moss/sources/*.lua and the builtin session.lua, git.lua and toml.lua.
+    /// Each with its path, last run, items stored, duration, the events it handles and its last
+    /// error (file and line).
+    MemorySources: memory_sources, Post "/memories/sources",
+        MemorySourcesRequest => MemorySourcesResponse, sources;
+
+    /// Run the Lua sources again (all, or name), each in a sandbox with a memory cap and a time
+    /// limit. A source's memories are replaced atomically when it succeeds; a failing one writes
+    /// nothing and reports its error.
+    MemorySourcesRun: memory_sources_run, Post "/memories/sources/run",
+        MemorySourcesRunRequest => MemorySourcesResponse, sources_run;
+
+    /// Send an event to the handlers sources registered with moss.on(event, fn), e.g. {"event":
+    /// "file_opened", "data": {"file": "src/auth.py"}} for session.lua. With a session, what the
+    /// handlers store lasts as long as the session.
+    MemoryEvent: memory_event, Post "/memories/events",
+        MemoryEventRequest => MemoryEventResponse, event;
+
+}
+
 /// One context or several.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]

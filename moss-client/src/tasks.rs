@@ -13,6 +13,70 @@ use crate::reasoning::{Budget, ReasoningRef, SeqPagination};
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
+crate::op::ops! {
+    /// Every tasks operation, in listing order.
+    table OPS, handle Tasks;
+
+    /// Create a plan (no parent) or a task (parent: PLAN-###, which must exist), optionally with
+    /// steps [{title, success_criteria?, tests?}]. Ids are numbered per workspace.
+    TasksCreate: tasks_create, Post "/tasks/create",
+        TasksCreateRequest => TaskMutation, create;
+
+    /// Add steps [{title, success_criteria?, tests?}] to a task, at the top level or under the step
+    /// at parent (a path like s:0).
+    TasksDecompose: tasks_decompose, Post "/tasks/decompose",
+        TasksDecomposeRequest => TaskMutation, decompose;
+
+    /// Change a step (step_id or path): title, success_criteria, tests, blockers. New criteria or
+    /// tests reset that checkpoint.
+    TasksDefine: tasks_define, Post "/tasks/define",
+        TasksDefineRequest => TaskMutation, define;
+
+    /// Record progress on a step; the note also lands in the task's notes document.
+    TasksNote: tasks_note, Post "/tasks/note",
+        TasksNoteRequest => TaskMutation, note;
+
+    /// Confirm (or unconfirm) a step's checkpoints: {criteria?: {confirmed}, tests?: {confirmed}}.
+    TasksVerify: tasks_verify, Post "/tasks/verify",
+        TasksVerifyRequest => TaskMutation, verify;
+
+    /// Close a step. Refused with 409 CHECKPOINTS_UNCONFIRMED until both checkpoints are confirmed;
+    /// details.suggested_call is the tasks_verify call. Sub-steps must be done first.
+    TasksDone: tasks_done, Post "/tasks/done",
+        TasksDoneRequest => TaskMutation, done;
+
+    /// Change a plan's or task's title, description, contract or contract_data ("" clears a text).
+    TasksEdit: tasks_edit, Post "/tasks/edit",
+        TasksEditRequest => TaskMutation, edit;
+
+    /// The workspace's plans and tasks, newest first, with revision, status and step counts; page
+    /// with cursor=pagination.next_cursor.
+    TasksContext: tasks_context, Post "/tasks/context",
+        TasksContextRequest => TasksContextResponse, context;
+
+    /// Task events after since (an event id), oldest first; continue with since=next_cursor.
+    TasksDelta: tasks_delta, Post "/tasks/delta",
+        TasksDeltaRequest => TasksDeltaResponse, delta;
+
+    /// The workspace's focused plan or task (null if none).
+    TasksFocusGet: tasks_focus_get, Post "/tasks/focus/get",
+        TasksFocusRequest => TasksFocusResponse, focus_get;
+
+    /// Focus a plan or task (it must exist): tasks_radar without task uses it.
+    TasksFocusSet: tasks_focus_set, Post "/tasks/focus/set",
+        TasksFocusSetRequest => TasksFocusResponse, focus_set;
+
+    /// Clear the workspace's focus.
+    TasksFocusClear: tasks_focus_clear, Post "/tasks/focus/clear",
+        TasksFocusRequest => TasksFocusResponse, focus_clear;
+
+    /// One screen on a plan or task (default: the focus): now, why, verify, next, blockers, step
+    /// counts with the first open step, and its reasoning_ref for the branchmind_* tools.
+    TasksRadar: tasks_radar, Post "/tasks/radar",
+        TasksRadarRequest => TasksRadarResponse, radar;
+
+}
+
 /// A task mutation, as `tasks_delta` streams it and the trace records it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]

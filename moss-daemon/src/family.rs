@@ -1,14 +1,18 @@
 //! Families: the unit of registration.
 //!
 //! A memory's operations form a family (`capsule`, `reasoning`, `tasks`, `memory`).
-//! Each family registers itself once, as one [`Family`] value in its own module: its MCP tools
-//! (name, description, input schema, handler) and its REST router. [`FAMILIES`] lists them, and
+//! Each family registers itself once, as one [`Family`] value in its own module: its op table
+//! (declared in `moss-client`: tool name, method and path, request and response types,
+//! description), one [`Tool`] per entry binding it to its domain call (from which come the MCP
+//! tool and, for the `POST /<family>/<op>` families, the REST route), and its hand-written REST
+//! routes, if any. [`FAMILIES`] lists them, and
 //! everything that lists tools derives from it: `tools/list`, `tools/call` dispatch, `GET /tools`
 //! and `moss tools`, `disabled_tools` / `disabled_types` / `toolsets` validation, the MCP
 //! instructions, the OpenAPI document, the generated `proto-docs/` and the tests' tool lists.
 //!
-//! Adding a tool is one [`tool!`](crate::tool) entry in its family's table, one domain function
-//! and its wire types in `moss-client`.
+//! Adding a tool is one entry in its family's op table with its wire types (`moss-client`), its
+//! domain function, and the [`tool!`](crate::tool) line that binds them; the client method, the
+//! REST route, its OpenAPI entry and the CLI's route follow from the table.
 //!
 //! **Toolsets.** `/mcp` serves the families the config's `toolsets` key enables (default: all),
 //! and a connection narrows them with `/mcp?toolsets=capsule,tasks`: an agent that sees only the
@@ -33,14 +37,22 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value>> + Send>>;
 /// Dropping the future cancels the operation (the domain stops long loops).
 pub type ToolHandler = fn(AppState, Value, Progress) -> ToolFuture;
 
-/// One MCP tool.
+/// A REST route built from an op table entry, tagged with its family.
+pub type Route = utoipa_axum::router::UtoipaMethodRouter<AppState>;
+
+/// One tool: served over MCP, and over REST at its table entry's route.
 #[derive(Debug)]
 pub struct Tool {
     pub name: &'static str,
     pub description: &'static str,
+    /// Its entry in the family's op table (`moss_client::<family>::OPS`).
+    pub spec: moss_client::op::OpSpec,
     /// The input schema, generated from the request type once and kept.
     pub schema: fn() -> std::sync::Arc<JsonObject>,
     pub handler: ToolHandler,
+    /// Its REST route, built from the table entry; `None` when the family's hand-written
+    /// routes serve it.
+    pub route: Option<fn(&'static str) -> Route>,
 }
 
 impl Tool {
@@ -63,9 +75,12 @@ pub struct Family {
     pub summary: &'static str,
     /// This family's paragraph of the MCP `instructions`, sent when the family is served.
     pub instructions: &'static str,
-    /// Its MCP tools, in listing order.
+    /// Its op table in `moss-client`: every operation the family declares.
+    pub ops: &'static [moss_client::op::OpSpec],
+    /// Its tools, one per op table entry, in the table's order.
     pub tools: &'static [Tool],
-    /// Its REST routes, each documented in the OpenAPI document.
+    /// Its hand-written REST routes (resource-shaped ones, and routes that are no tool), each
+    /// documented in the OpenAPI document; the tools' own routes come from their table entries.
     pub routes: fn() -> utoipa_axum::router::OpenApiRouter<AppState>,
 }
 
@@ -76,6 +91,11 @@ pub const FAMILIES: &[&Family] = &[
     &crate::tasks::family::TASKS,
     &crate::memory::family::MEMORY,
 ];
+
+/// No hand-written routes: a family whose tools are all served at their table entries' routes.
+pub fn no_routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+}
 
 /// The family named `name`.
 pub fn family(name: &str) -> Option<&'static Family> {
@@ -229,22 +249,48 @@ pub fn encode<T: Serialize>(resp: Result<T>) -> Result<Value> {
     serde_json::to_value(resp?).map_err(|e| Error::internal("encoding a tool result", e))
 }
 
-/// One [`Tool`] entry: `tool!(name, Request, description, |app, req, progress| future)`. The
-/// closure's body is the domain call; decoding the arguments into `Request` (an
-/// `INVALID_REQUEST` naming the field) and encoding the response are done here, once.
+/// One [`Tool`] entry, from an operation of a `moss-client` op table:
+/// `tool!(TasksCreate, |app, req, progress| future)`. The closure's body is the domain call,
+/// written once; from it come the MCP tool (its name, description and input schema are the
+/// table entry's) and the REST route at the entry's method and path. Decoding the arguments
+/// (an `INVALID_REQUEST` naming the field) and encoding the response are done here, once.
+///
+/// `tool!(TasksCreate, rest: family, …)` leaves the REST route to the family's hand-written
+/// routes (resource-shaped ones, such as `GET /capsules/{id}`).
 #[macro_export]
 macro_rules! tool {
-    ($name:literal, $req:ty, $description:expr, |$app:ident, $r:ident, $progress:pat_param| $call:expr) => {
+    ($op:ty, |$app:ident, $r:ident, $progress:pat_param| $call:expr) => {
+        $crate::tool!(@tool $op, Some({
+            fn route(tag: &'static str) -> $crate::family::Route {
+                $crate::api::ops::route::<$op, _, _>(
+                    tag,
+                    |app: $crate::app::AppState, $r: <$op as moss_client::op::Op>::Request| async move {
+                        let $app = &*app;
+                        let $progress = $crate::progress::Progress::none();
+                        $call.await
+                    },
+                )
+            }
+            route
+        }), |$app, $r, $progress| $call)
+    };
+    ($op:ty, rest: family, |$app:ident, $r:ident, $progress:pat_param| $call:expr) => {
+        $crate::tool!(@tool $op, None, |$app, $r, $progress| $call)
+    };
+    (@tool $op:ty, $route:expr, |$app:ident, $r:ident, $progress:pat_param| $call:expr) => {
         $crate::family::Tool {
-            name: $name,
-            description: $description,
+            name: <$op as moss_client::op::Op>::SPEC.tool,
+            description: <$op as moss_client::op::Op>::SPEC.doc,
+            spec: <$op as moss_client::op::Op>::SPEC,
             schema: {
                 fn schema() -> std::sync::Arc<rmcp::model::JsonObject> {
                     static SCHEMA: std::sync::OnceLock<std::sync::Arc<rmcp::model::JsonObject>> =
                         std::sync::OnceLock::new();
                     SCHEMA
                         .get_or_init(|| {
-                            std::sync::Arc::new($crate::mcp::schema::schema_of::<$req>())
+                            std::sync::Arc::new($crate::mcp::schema::schema_of::<
+                                <$op as moss_client::op::Op>::Request,
+                            >())
                         })
                         .clone()
                 }
@@ -252,12 +298,16 @@ macro_rules! tool {
             },
             handler: |app, args, progress| {
                 Box::pin(async move {
-                    let $r: $req = $crate::family::decode_args($name, args)?;
+                    let $r: <$op as moss_client::op::Op>::Request = $crate::family::decode_args(
+                        <$op as moss_client::op::Op>::SPEC.tool,
+                        args,
+                    )?;
                     let $app = &*app;
                     let $progress = progress;
                     $crate::family::encode($call.await)
                 })
             },
+            route: $route,
         }
     };
 }
@@ -279,6 +329,18 @@ mod tests {
         assert!(recall.takes_session());
         let (_, store) = tool("capsule_store").unwrap();
         assert!(!store.takes_session());
+    }
+
+    #[test]
+    fn every_op_table_entry_is_a_tool_and_every_tool_an_entry() {
+        for f in FAMILIES {
+            let tools: Vec<_> = f.tools.iter().map(|t| t.spec).collect();
+            assert_eq!(
+                tools, f.ops,
+                "the {} family's tools are not its op table, entry for entry",
+                f.name
+            );
+        }
     }
 
     #[test]

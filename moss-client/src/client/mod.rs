@@ -4,8 +4,6 @@
 
 mod capsules;
 mod memories;
-mod reasoning;
-mod tasks;
 
 use std::time::Duration;
 
@@ -17,11 +15,24 @@ use crate::daemon::{
     DaemonStatus, Health, PROGRESS_HEADER, ProgressReport, ShutdownResponse, ToolList,
 };
 use crate::error::{ErrorBody, ErrorCode, ErrorEnvelope};
+use crate::op::{self, Op};
 
 pub use capsules::Capsules;
 pub use memories::Memories;
-pub use reasoning::Reasoning;
-pub use tasks::Tasks;
+
+/// The reasoning memory's operations of a [`Client`] ([`Client::reasoning`]), one method per
+/// entry of [`crate::reasoning::OPS`]. Cheap: a reference.
+#[derive(Debug, Clone, Copy)]
+pub struct Reasoning<'a> {
+    pub(crate) client: &'a Client,
+}
+
+/// The plans and tasks operations of a [`Client`] ([`Client::tasks`]), one method per entry of
+/// [`crate::tasks::OPS`]. Cheap: a reference.
+#[derive(Debug, Clone, Copy)]
+pub struct Tasks<'a> {
+    pub(crate) client: &'a Client,
+}
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
@@ -202,6 +213,19 @@ impl Client {
     /// The plans and tasks operations (`tasks_*`).
     pub fn tasks(&self) -> Tasks<'_> {
         Tasks { client: self }
+    }
+
+    /// Sends one operation by its table entry: the request as the JSON body (`POST`, `PUT`) or
+    /// as the query string (`GET`, `DELETE`).
+    pub(crate) async fn call<O: Op>(&self, req: &O::Request) -> Result<O::Response, ClientError> {
+        let spec = O::SPEC;
+        let rb = match spec.method {
+            op::Method::Get => self.request(Method::GET, spec.path).query(req),
+            op::Method::Delete => self.request(Method::DELETE, spec.path).query(req),
+            op::Method::Post => self.request(Method::POST, spec.path).json(req),
+            op::Method::Put => self.request(Method::PUT, spec.path).json(req),
+        };
+        self.send(rb).await
     }
 
     /// `POST path` with a JSON body: the shape of every reasoning and tasks route, and what

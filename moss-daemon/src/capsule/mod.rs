@@ -27,6 +27,7 @@ pub mod history;
 pub mod import;
 pub mod lint;
 pub mod query;
+pub mod rest;
 pub mod search;
 pub mod sections;
 pub mod transfer;

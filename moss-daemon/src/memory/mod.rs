@@ -16,6 +16,7 @@ mod forget;
 pub mod lua;
 pub mod rank;
 pub mod render;
+pub mod rest;
 pub mod runner;
 pub mod sources;
 

@@ -1,4 +1,6 @@
-//! `/capsules` routes, each a thin adapter over [`Capsules`](crate::capsule::Capsules).
+//! The capsule family's REST edge: `/capsules` routes, resource-shaped (`GET /capsules/{id}`,
+//! `PUT /capsules/by-name`, …) and so written by hand, each a thin adapter over
+//! [`Capsules`](crate::capsule::Capsules) and documented at the op table entry's path.
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -7,8 +9,8 @@ use moss_client::ErrorEnvelope;
 use moss_client::capsule::*;
 use serde::Deserialize;
 
-use super::json::{Body, Params};
-use super::progress::requested_id;
+use crate::api::json::{Body, Params};
+use crate::api::progress::requested_id;
 use crate::app::AppState;
 use crate::error::{Error, Result};
 use utoipa_axum::router::OpenApiRouter;
