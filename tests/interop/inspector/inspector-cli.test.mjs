@@ -21,10 +21,11 @@ import { fileURLToPath } from "node:url";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const INSPECTOR = join(HERE, "node_modules", ".bin", "mcp-inspector");
 
-// The capsule family's tools, as the daemon's registry lists them (GET /tools).
-const CAPSULE_TOOLS = await registeredTools("capsule");
+// The tools `/mcp` serves by default, as the daemon's registry lists them (GET /tools): every
+// enabled tool, in order. tools/list must list exactly these.
+const SERVED_TOOLS = await servedTools();
 
-async function registeredTools(family) {
+async function servedTools() {
   const base = process.env.MOSS_ADDR.replace(/\/+$/, "");
   const res = await fetch(`${base}/tools`, {
     headers: { Authorization: `Bearer ${process.env.MOSS_TOKEN}` },
@@ -32,9 +33,17 @@ async function registeredTools(family) {
   });
   assert.equal(res.status, 200, `GET /tools: ${res.status}`);
   const { tools } = await res.json();
-  const names = tools.filter((t) => t.family === family).map((t) => t.name);
-  assert.equal(names.length, 23, `the capsule family: ${names}`);
-  return names;
+  return tools.filter((t) => t.enabled).map((t) => t.name);
+}
+
+/** Asserts tools/list named exactly the tools GET /tools serves, in its order. */
+function assertListsServedTools(listed) {
+  const names = listed.map((t) => t.name);
+  const missing = SERVED_TOOLS.filter((n) => !names.includes(n));
+  const extra = names.filter((n) => !SERVED_TOOLS.includes(n));
+  assert.deepEqual(missing, [], `tools/list lacks ${missing}`);
+  assert.deepEqual(extra, [], `tools/list has tools GET /tools does not: ${extra}`);
+  assert.deepEqual(names, SERVED_TOOLS, "tools/list is in registry order");
 }
 
 const CAPSULE_TEXT =
@@ -111,13 +120,12 @@ describe("MCP Inspector CLI against mossd", () => {
   const name = "handoff";
   let storedId;
 
-  test("tools/list lists the capsule tools with object input schemas", () => {
+  test("tools/list is GET /tools, with object input schemas", () => {
     const run = inspector(["--method", "tools/list"]);
     assert.equal(run.status, 0, run.shown);
+    assertListsServedTools(run.out.tools);
     const byName = new Map(run.out.tools.map((t) => [t.name, t]));
-    const missing = CAPSULE_TOOLS.filter((n) => !byName.has(n));
-    assert.deepEqual(missing, [], `tools/list lacks ${missing}; it has ${[...byName.keys()]}`);
-    for (const n of CAPSULE_TOOLS) {
+    for (const n of SERVED_TOOLS) {
       assert.equal(byName.get(n).inputSchema?.type, "object", `${n}: ${JSON.stringify(byName.get(n))}`);
     }
     assert.ok(byName.get("capsule_store").inputSchema.required.includes("capsule_text"));

@@ -38,15 +38,26 @@ try:
 except ImportError:  # pragma: no cover - older SDKs
     import httpx  # type: ignore[no-redef]
 
-def registered_tools(family: str) -> list[str]:
-    """The tools of `family` as the daemon's registry lists them (`GET /tools`)."""
+def _tools() -> list[dict[str, Any]]:
+    """The daemon's registry as `GET /tools` lists it: name, family, enabled, in order."""
     response = httpx.get(
         env("MOSS_ADDR").rstrip("/") + "/tools",
         headers={"Authorization": f"Bearer {env('MOSS_TOKEN')}"},
         timeout=STEP_TIMEOUT_S,
     )
     response.raise_for_status()
-    return [t["name"] for t in response.json()["tools"] if t["family"] == family]
+    tools: list[dict[str, Any]] = response.json()["tools"]
+    return tools
+
+
+def registered_tools(family: str) -> list[str]:
+    """The tools of `family` as the daemon's registry lists them (`GET /tools`)."""
+    return [t["name"] for t in _tools() if t["family"] == family]
+
+
+def served_tools() -> list[str]:
+    """The tools `/mcp` serves by default: every enabled tool of `GET /tools`, in its order."""
+    return [t["name"] for t in _tools() if t["enabled"]]
 
 def _mcp_url(query: str = "") -> str:
     return env("MOSS_ADDR").rstrip("/") + "/mcp" + query
@@ -109,17 +120,18 @@ async def test_initialize_reports_moss() -> None:
 
 
 @pytest.mark.anyio
-async def test_list_tools_has_capsule_tools_with_object_schemas() -> None:
+async def test_list_tools_is_get_tools_with_object_schemas() -> None:
+    expected = served_tools()
     with anyio.fail_after(STEP_TIMEOUT_S):
         async with mcp_session(env("MOSS_TOKEN")) as (session, _init):
             listed = wire(await session.list_tools())
     tools = {t["name"]: t for t in listed["tools"]}
-    capsule_tools = registered_tools("capsule")
-    assert len(capsule_tools) == 23, capsule_tools
-    missing = [name for name in capsule_tools if name not in tools]
-    assert not missing, f"tools/list lacks {missing}; it has {sorted(tools)}"
-    for name in capsule_tools:
-        schema = tools[name]["inputSchema"]
+    assert [t["name"] for t in listed["tools"]] == expected, (
+        f"tools/list is not GET /tools: it lacks {[n for n in expected if n not in tools]}, "
+        f"adds {[n for n in tools if n not in expected]}"
+    )
+    for name, tool in tools.items():
+        schema = tool["inputSchema"]
         assert schema.get("type") == "object", f"{name} inputSchema: {schema}"
     assert "capsule_text" in tools["capsule_store"]["inputSchema"].get("required", [])
 
@@ -131,8 +143,8 @@ async def test_a_toolset_narrows_the_connection_to_its_tools() -> None:
         async with mcp_session(env("MOSS_TOKEN"), query="?toolsets=capsule") as (session, init):
             listed = wire(await session.list_tools())
             stored = await _call(session, "capsule_store", {"capsule_text": VALID_CAPSULE})
+    assert capsule_tools and all(n.startswith("capsule_") for n in capsule_tools), capsule_tools
     assert [t["name"] for t in listed["tools"]] == capsule_tools, listed
-    assert len(capsule_tools) == 23, capsule_tools
     assert "capsule_store" in init.get("instructions", ""), init
     assert not stored.get("isError", False), stored
 

@@ -24,9 +24,7 @@ import pytest
 from conftest import STEP_TIMEOUT_S, VALID_CAPSULE, env, wire
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-
-CAPSULE_TOOLS = ["capsule_store", "capsule_fetch", "capsule_list", "capsule_update"]
-
+from test_mcp_python_sdk import served_tools
 
 def _server(token: str) -> StdioServerParameters:
     child_env = {
@@ -65,13 +63,16 @@ async def test_bridge_initializes_as_moss() -> None:
 
 
 @pytest.mark.anyio
-async def test_bridge_lists_the_capsule_tools() -> None:
+async def test_bridge_lists_the_tools_of_get_tools() -> None:
+    expected = served_tools()
     with anyio.fail_after(STEP_TIMEOUT_S):
         async with bridge_session() as (session, _init):
             listed = wire(await session.list_tools())
-    names = {t["name"] for t in listed["tools"]}
-    missing = [n for n in CAPSULE_TOOLS if n not in names]
-    assert not missing, f"tools/list through the bridge lacks {missing}; it has {sorted(names)}"
+    names = [t["name"] for t in listed["tools"]]
+    assert names == expected, (
+        f"tools/list through the bridge is not GET /tools: it lacks "
+        f"{[n for n in expected if n not in names]}, adds {[n for n in names if n not in expected]}"
+    )
 
 
 @pytest.mark.anyio

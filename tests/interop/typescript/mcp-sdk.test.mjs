@@ -18,10 +18,11 @@ import {
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-// The capsule family's tools, as the daemon's registry lists them (GET /tools).
-const CAPSULE_TOOLS = await registeredTools("capsule");
+// The tools `/mcp` serves by default, as the daemon's registry lists them (GET /tools): every
+// enabled tool, in order. tools/list must list exactly these.
+const SERVED_TOOLS = await servedTools();
 
-async function registeredTools(family) {
+async function servedTools() {
   const base = process.env.MOSS_ADDR.replace(/\/+$/, "");
   const res = await fetch(`${base}/tools`, {
     headers: { Authorization: `Bearer ${process.env.MOSS_TOKEN}` },
@@ -29,9 +30,17 @@ async function registeredTools(family) {
   });
   assert.equal(res.status, 200, `GET /tools: ${res.status}`);
   const { tools } = await res.json();
-  const names = tools.filter((t) => t.family === family).map((t) => t.name);
-  assert.equal(names.length, 23, `the capsule family: ${names}`);
-  return names;
+  return tools.filter((t) => t.enabled).map((t) => t.name);
+}
+
+/** Asserts tools/list named exactly the tools GET /tools serves, in its order. */
+function assertListsServedTools(listed) {
+  const names = listed.map((t) => t.name);
+  const missing = SERVED_TOOLS.filter((n) => !names.includes(n));
+  const extra = names.filter((n) => !SERVED_TOOLS.includes(n));
+  assert.deepEqual(missing, [], `tools/list lacks ${missing}`);
+  assert.deepEqual(extra, [], `tools/list has tools GET /tools does not: ${extra}`);
+  assert.deepEqual(names, SERVED_TOOLS, "tools/list is in registry order");
 }
 
 // All six required sections, plus non-ASCII and blank lines to prove the text round-trips as is.
@@ -114,12 +123,11 @@ describe("MCP TypeScript SDK against mossd", { timeout: 4 * STEP_TIMEOUT_MS }, (
     assert.match(client.getInstructions() ?? "", /capsule_store/);
   });
 
-  test("tools/list has the capsule tools, each with an object input schema", async () => {
+  test("tools/list is GET /tools, each tool with an object input schema", async () => {
     const { tools } = await client.listTools(undefined, { timeout: STEP_TIMEOUT_MS });
+    assertListsServedTools(tools);
     const byName = new Map(tools.map((t) => [t.name, t]));
-    const missing = CAPSULE_TOOLS.filter((n) => !byName.has(n));
-    assert.deepEqual(missing, [], `tools/list lacks ${missing}; it has ${[...byName.keys()]}`);
-    for (const n of CAPSULE_TOOLS) {
+    for (const n of SERVED_TOOLS) {
       const tool = byName.get(n);
       assert.equal(tool.inputSchema?.type, "object", `${n} inputSchema: ${JSON.stringify(tool)}`);
       assert.equal(typeof tool.inputSchema.properties, "object", `${n} has no properties`);

@@ -1,20 +1,18 @@
-//! The MCP face of the eight core capsule tools: the tool list and schemas, the
+//! The MCP face of the capsule tools: the tool list and schemas, the
 //! result shape, the error envelope as a tool error, argument validation, and configuration
 //! that disables tools.
 
 use moss_tests::{McpSession, TestDaemon, capsule_text};
 use serde_json::{Value, json};
 
-const CORE_TOOLS: [&str; 8] = [
-    "capsule_store",
-    "capsule_fetch",
-    "capsule_fetch_many",
-    "capsule_update",
-    "capsule_delete",
-    "capsule_latest",
-    "capsule_list",
-    "capsule_inventory",
-];
+/// The capsule family's tools, from the registry.
+fn capsule_tools() -> impl Iterator<Item = &'static str> {
+    moss_daemon::family::family("capsule")
+        .expect("the capsule family is registered")
+        .tools
+        .iter()
+        .map(|t| t.name)
+}
 
 /// Calls a tool that must succeed; checks the text/structured agreement and returns the value.
 async fn ok(mcp: &mut McpSession, tool: &str, args: Value) -> Value {
@@ -74,13 +72,13 @@ async fn initialize_names_the_server_moss() {
 }
 
 #[tokio::test]
-async fn tools_list_has_the_eight_tools_with_described_schemas() {
+async fn tools_list_has_every_tool_with_described_schemas() {
     let d = TestDaemon::start().await;
     let mut mcp = d.mcp().await;
     let tools = mcp.list_tools().await;
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    for t in CORE_TOOLS {
-        assert!(names.contains(&t), "{t} missing from {names:?}");
+    for (_, t) in moss_daemon::family::tools() {
+        assert!(names.contains(&t.name), "{} missing from {names:?}", t.name);
     }
     for tool in &tools {
         let name = tool["name"].as_str().unwrap();
@@ -196,7 +194,7 @@ async fn tools_list_has_the_eight_tools_with_described_schemas() {
 }
 
 #[tokio::test]
-async fn the_eight_tools_follow_the_rules_over_mcp() {
+async fn the_capsule_tools_follow_the_rules_over_mcp() {
     let d = TestDaemon::start().await;
     let mut mcp = d.mcp().await;
 
@@ -690,7 +688,7 @@ async fn a_disabled_type_removes_all_its_tools() {
             .all(|t| !t["name"].as_str().unwrap().starts_with("capsule_")),
         "{tools:?}"
     );
-    for tool in CORE_TOOLS {
+    for tool in capsule_tools() {
         let e = err(&mut mcp, tool, json!({}), "INVALID_REQUEST", 400).await;
         assert!(
             e["message"].as_str().unwrap().contains("disabled"),
