@@ -7,6 +7,7 @@
 
 mod bridge;
 mod cli;
+mod consistency;
 mod full_disk;
 mod lifecycle;
 mod output;
