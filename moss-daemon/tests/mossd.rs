@@ -108,9 +108,11 @@ async fn sigterm_under_concurrent_writes_loses_no_acknowledged_write() {
     let client = Client::new(&addr, Some(token.trim().to_string())).unwrap();
     let text = "## Objective\no\n## Current status\ns\n## Decisions\nd\n## Next actions\nn\n\
                 ## Key locations\nk\n## Open questions\nq\n";
+    let acked_so_far = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut tasks = Vec::new();
     for t in 0..32 {
         let client = client.clone();
+        let acked_so_far = acked_so_far.clone();
         tasks.push(tokio::spawn(async move {
             let mut acked = Vec::new();
             for i in 0..5_000 {
@@ -120,14 +122,26 @@ async fn sigterm_under_concurrent_writes_loses_no_acknowledged_write() {
                     ..Default::default()
                 };
                 match client.capsules().store(&req).await {
-                    Ok(h) => acked.push((format!("t{t}-{i}"), h.id)),
+                    Ok(h) => {
+                        acked.push((format!("t{t}-{i}"), h.id));
+                        acked_so_far.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                     Err(_) => break,
                 }
             }
             acked
         }));
     }
-    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    // The signal comes while writes are in flight: once the daemon has acknowledged a few
+    // rounds of them.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while acked_so_far.load(std::sync::atomic::Ordering::Relaxed) < 4 * 32 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no writes acknowledged within 60 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     let pid = d.0.id().to_string();
     let status = tokio::task::spawn_blocking(move || {
         Command::new("kill").args(["-TERM", &pid]).status().unwrap();
@@ -298,6 +312,7 @@ async fn hostile_sources_leave_no_process_thread_or_memory_behind() {
     }
     assert!(left <= 1, "{left} runners left");
     let cpu = cpu_ticks(pid);
+    // The measurement itself: the CPU an idle daemon spends in one second.
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     let spent = cpu_ticks(pid) - cpu;
     assert!(

@@ -7,8 +7,13 @@
 //! let health = d.client.health().await.unwrap();
 //! # }
 //! ```
+//!
+//! Tests wait for a condition by polling it ([`wait_for`], [`wait_until`], [`wait_past_second`]),
+//! never by sleeping a fixed time.
 
+use std::future::Future;
 use std::path::Path;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use moss_client::Client;
 use moss_daemon::{DaemonOptions, MossHome, RunningDaemon};
@@ -119,6 +124,82 @@ impl TestDaemon {
         self.daemon.shutdown().await.expect("clean shutdown");
         self.home
     }
+}
+
+/// Polls `check` until it gives `Some`, and returns that value. The first polls come quickly
+/// (1 ms apart), then the pause doubles up to 50 ms. Panics after `timeout`, saying it was
+/// waiting for `what`.
+pub async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still waiting for {what} after {timeout:?}"
+        );
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// Polls `check` until it holds (see [`wait_for`]); panics after `timeout` naming `what`.
+pub async fn wait_until<F, Fut>(what: &str, timeout: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    wait_for(what, timeout, || {
+        let held = check();
+        async move { held.await.then_some(()) }
+    })
+    .await
+}
+
+/// The blocking form of [`wait_for`], for tests that drive the CLI as a process.
+pub fn wait_for_blocking<T>(
+    what: &str,
+    timeout: Duration,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still waiting for {what} after {timeout:?}"
+        );
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// The current Unix time in seconds, the unit of the daemon's `created_at` and `updated_at`.
+pub fn unix_seconds() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("the clock is past 1970")
+        .as_secs() as i64
+}
+
+/// Returns once the clock has passed the second `t` (a timestamp the daemon wrote), so that the
+/// next write gets a later timestamp: at most one second, half a second on average.
+pub async fn wait_past_second(t: i64) {
+    wait_until(
+        &format!("the clock to pass {t}"),
+        Duration::from_secs(5),
+        || async move { unix_seconds() > t },
+    )
+    .await
 }
 
 /// A capsule text that passes the lint, with a marker to tell capsules apart.

@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::lifecycle::{Env, mossd, ok_json, stderr};
 
@@ -203,18 +203,9 @@ fn a_full_disk_refuses_writes_keeps_reads_and_recovers_without_a_restart() {
         "the daemon was not restarted"
     );
     // The indexer survived: the index catches up with every write.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let status = ok_json(&env.moss(&["daemon", "status"]));
-        if status["index_behind"] == 0 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the index never caught up: {status}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    moss_tests::wait_for_blocking("the index to catch up", Duration::from_secs(30), || {
+        (ok_json(&env.moss(&["daemon", "status"]))["index_behind"] == 0).then_some(())
+    });
     let found = ok_json(&env.moss(&["search", "after"]));
     assert!(
         found["items"]

@@ -1,8 +1,6 @@
 //! `capsule_append` over REST and MCP: exact section matching, placeholder
 //! replacement, appending with a blank line, addressing, limits, and concurrent appends.
 
-use std::time::Duration;
-
 use moss_tests::TestDaemon;
 use serde_json::{Value, json};
 
@@ -413,8 +411,8 @@ async fn append_bumps_updated_at() {
     let d = TestDaemon::start().await;
     let id = store_base(&d).await;
     let before = fetch(&d, &id).await;
-    // Timestamps are unix seconds: wait for the next second.
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // Timestamps are unix seconds: the append must come in a later second.
+    moss_tests::wait_past_second(before["updated_at"].as_i64().unwrap()).await;
     append_ok(
         &d,
         json!({"id": id, "section": "Decisions", "content": "- later"}),

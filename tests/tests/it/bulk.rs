@@ -1,7 +1,5 @@
 //! Operations over many capsules over REST and MCP: bulk delete, bulk update and purge.
 
-use std::time::Duration;
-
 use moss_tests::{TestDaemon, capsule_text};
 use serde_json::{Value, json};
 
@@ -223,7 +221,8 @@ async fn bulk_delete_touches_only_active_capsules() {
     delete(&d, &f.p_stale).await;
     let deleted_at = d.fetch_any(&f.p_stale).await.unwrap()["deleted_at"].clone();
     assert!(deleted_at.is_i64());
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // Timestamps are unix seconds: a second deletion would show in a later second.
+    moss_tests::wait_past_second(deleted_at.as_i64().unwrap()).await;
     let r = post_ok(&d, "bulk-delete", json!({"tag": "stale"})).await;
     assert_eq!(
         r["deleted"], 2,
@@ -377,7 +376,17 @@ async fn bulk_update_bumps_updated_at_and_skips_deleted_capsules() {
     delete(&d, &f.p_stale2).await;
     let before = d.fetch_any(&f.p_stale).await.unwrap();
     let deleted_before = d.fetch_any(&f.p_stale2).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // Timestamps are unix seconds: the update must come in a later second than both.
+    let latest = [
+        &before["updated_at"],
+        &deleted_before["updated_at"],
+        &deleted_before["deleted_at"],
+    ]
+    .iter()
+    .filter_map(|t| t.as_i64())
+    .max()
+    .unwrap();
+    moss_tests::wait_past_second(latest).await;
     let r = post_ok(
         &d,
         "bulk-update",

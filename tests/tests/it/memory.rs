@@ -281,13 +281,21 @@ async fn session_memories_are_seen_by_their_session_only_and_end_with_it() {
         .call_tool("memory_recall", json!({"query": "cart"}))
         .await;
     assert_eq!(r["structuredContent"]["items"], json!([]));
+    let named = json!({"query": "cart", "session": sid});
+    let r = other.call_tool("memory_recall", named.clone()).await;
+    assert_eq!(
+        r["structuredContent"]["items"][0]["content"], "Looking at the cart",
+        "a caller naming the session sees its memories while it lasts: {r}"
+    );
     mcp.end().await;
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    // Its memories went with it, even for a caller naming that session.
-    let r = other
-        .call_tool("memory_recall", json!({"query": "cart", "session": sid}))
-        .await;
-    assert_eq!(r["structuredContent"]["items"], json!([]), "{r}");
+    // Its memories go with it, even for a caller naming that session. The memory session ends
+    // just after the DELETE is answered, so the test polls for it.
+    moss_tests::wait_until(
+        "the ended session's memories to go",
+        std::time::Duration::from_secs(10),
+        || async { recall(&d, named.clone()).await["items"] == json!([]) },
+    )
+    .await;
     d.stop().await;
 }
 
@@ -428,25 +436,28 @@ async fn storing_known_knowledge_again_makes_it_recent() {
 
     // The recall is recorded as recalled_at; updated_at stays the latest store.
     let b_id = b.memory.id.clone();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let (recalled_at, updated_at) = loop {
-        let id = b_id.clone();
-        let row: (Option<i64>, i64) = db
-            .readers
-            .run(move |conn| {
-                Ok(conn.query_row(
-                    "SELECT recalled_at, updated_at FROM memories WHERE id = ?1",
-                    [&id],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )?)
-            })
-            .await
-            .unwrap();
-        if row.0.is_some() || std::time::Instant::now() > deadline {
-            break row;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    };
+    let (recalled_at, updated_at) = moss_tests::wait_for(
+        "the recall to be recorded",
+        std::time::Duration::from_secs(10),
+        || {
+            let id = b_id.clone();
+            let readers = &db.readers;
+            async move {
+                let row: (Option<i64>, i64) = readers
+                    .run(move |conn| {
+                        Ok(conn.query_row(
+                            "SELECT recalled_at, updated_at FROM memories WHERE id = ?1",
+                            [&id],
+                            |r| Ok((r.get(0)?, r.get(1)?)),
+                        )?)
+                    })
+                    .await
+                    .unwrap();
+                row.0.is_some().then_some(row)
+            }
+        },
+    )
+    .await;
     assert!(recalled_at.is_some_and(|t| t > old), "{recalled_at:?}");
     assert_eq!(updated_at, old);
     // And a recall counts as much as a store.

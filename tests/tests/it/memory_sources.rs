@@ -323,11 +323,12 @@ async fn no_runner_left(dir: &Path, sources: &[&str]) {
             && args.contains(&root.as_str())
             && sources.iter().any(|s| args.contains(s))
     };
-    for _ in 0..200 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
         if !children().iter().any(cmdline) {
             return;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     let left: Vec<String> = children()
         .iter()
@@ -720,14 +721,15 @@ async fn handlers_and_their_memories_survive_a_restart_and_a_deleted_source_stop
     let home = d.stop_keeping_home().await;
     let d = TestDaemon::start_in(home, None).await;
     // The project's sources run again at start, in the background: its handler comes back.
-    let mut handled = json!(null);
-    for _ in 0..100 {
-        handled = note(&d, dir.path(), "after the restart").await;
-        if handled["handled"] == 1 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let handled = moss_tests::wait_for(
+        "the handler to come back",
+        std::time::Duration::from_secs(5),
+        || async {
+            let e = note(&d, dir.path(), "after the restart").await;
+            (e["handled"] == 1).then_some(e)
+        },
+    )
+    .await;
     assert_eq!(handled["stored"], 1, "{handled}");
     let facts = ok(
         &d,

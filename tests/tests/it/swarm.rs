@@ -682,6 +682,9 @@ async fn watch_reports_creates_updates_deletes_and_times_out() {
             watch(&d, &format!("phase=late&since={cursor}&timeout_ms=10000")).await
         })
     };
+    // Nothing outside the daemon shows a waiter parked, so this pause is the scenario itself: it
+    // gives the waiter time to park before the write. Had it not parked yet, it would find the
+    // write by its cursor and the assertions below would hold all the same.
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     let late = store(
         &d,

@@ -1074,15 +1074,30 @@ async fn drop_mid_phase(
     }
 }
 
+/// Returns once the writer has finished the jobs queued before this call: it runs its jobs in
+/// order and answers a write only after its transaction commits. The write is a memory, so it
+/// changes no capsule count, and a new one each time, so it is never a no-op.
+async fn writer_caught_up(d: &TestDaemon) {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let (s, r) = d
+        .call(
+            "POST",
+            "/memories",
+            Some(json!({"content": format!("a write queued behind the others ({n})")})),
+        )
+        .await;
+    assert_eq!(s, 200, "{r}");
+}
+
 /// Waits until the daemon has noticed: the progress id is released when the request ends.
 async fn until_released(d: &TestDaemon, id: &str) {
-    for _ in 0..2_000 {
-        if d.client.progress(id).await.is_err() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
-    panic!("progress {id} still registered");
+    moss_tests::wait_until(
+        &format!("progress {id} to be released"),
+        std::time::Duration::from_secs(10),
+        || async { d.client.progress(id).await.is_err() },
+    )
+    .await
 }
 
 #[tokio::test]
@@ -1130,7 +1145,7 @@ async fn a_client_going_away_cancels_export_and_rolls_back_import() {
             if drop_mid_phase(&d, "import", body, &id, "importing").await {
                 until_released(&d, &id).await;
                 // The writer job stops at its next record and rolls back.
-                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                writer_caught_up(&d).await;
                 let now = count_all(&d).await;
                 if now == before {
                     import_dropped = true;
