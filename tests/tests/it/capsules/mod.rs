@@ -1,9 +1,18 @@
-//! The eight core capsule operations over the `/capsules` REST routes:
-//! store, fetch, fetch_many, update, delete, latest, list and inventory, rule by rule.
+//! The capsule family's suites. The eight core operations over the `/capsules` REST routes,
+//! rule by rule (store, fetch, fetch_many, update, delete, latest, list and inventory), share the
+//! helpers below; the other operations have a suite each.
 
+mod append;
+mod bulk;
+mod compose;
 mod fetch;
+mod history;
 mod listing;
+mod search;
 mod store;
+mod swarm;
+mod transfer;
+mod transfer_figures;
 mod update_delete;
 
 use moss_tests::{TestDaemon, capsule_text};

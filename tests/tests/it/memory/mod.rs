@@ -1,5 +1,9 @@
 //! The associative memory over REST and MCP: the documented examples, upserts, ranking, sessions,
-//! bounded forgets, templates.
+//! bounded forgets, templates. Its Lua sources and the ranking measured on a fixture have their
+//! own suites.
+
+mod ranking;
+mod sources;
 
 use moss_tests::TestDaemon;
 use serde_json::{Value, json};
