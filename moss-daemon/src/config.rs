@@ -10,33 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::family::{self, Toolsets};
-
-/// How hard a commit pushes data to disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Durability {
-    /// WAL with `synchronous=NORMAL`: a commit survives a crash of the daemon; a power loss may
-    /// lose the last transactions, never corrupt the file.
-    #[default]
-    Normal,
-    /// `synchronous=FULL`: every commit is fsynced before it is acknowledged.
-    Full,
-}
-
-/// How full-text search cuts text into words (`search_tokenizer`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SearchTokenizer {
-    /// Letters and digits make words; everything else separates them (`src`, `auth`,
-    /// `session`, `go`).
-    #[default]
-    Default,
-    /// `_`, `/`, `-` and `.` are word characters too: `src/auth/session.go`, `snake_case_name`
-    /// and `pr-123` are single words. A part of one (`session`) no longer finds it, and a word
-    /// followed by a full stop is another word.
-    Code,
-}
+use crate::MossHome;
+use crate::paths::PathRules;
+pub use crate::store::{Durability, SearchTokenizer};
 
 /// Whether REST and MCP require the bearer token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -64,8 +40,10 @@ pub struct Config {
     pub disabled_tools: Vec<String>,
     /// Families whose tools are all disabled.
     pub disabled_types: Vec<String>,
-    /// The families `/mcp` serves (`toolsets`; default: all). A connection may narrow them.
-    pub toolsets: Toolsets,
+    /// The families `/mcp` serves (`toolsets`; none named: all), as written. The config knows
+    /// no family: the daemon checks these names, and `disabled_tools` and `disabled_types`,
+    /// against the registry at start (`server::check_names`). A connection may narrow them.
+    pub toolsets: Vec<String>,
     pub durability: Durability,
     /// How `tokens_estimate` counts (`tokenizer`: "words", "cl100k_base" or "o200k_base").
     pub tokenizer: crate::tokens::Tokenizer,
@@ -111,7 +89,7 @@ impl Default for Config {
             read_pool_idle: DEFAULT_READ_POOL_SIZE,
             disabled_tools: Vec::new(),
             disabled_types: Vec::new(),
-            toolsets: Toolsets::all(),
+            toolsets: Vec::new(),
             durability: Durability::Normal,
             tokenizer: crate::tokens::Tokenizer::Words,
             search_tokenizer: SearchTokenizer::Default,
@@ -313,7 +291,6 @@ impl Config {
             merge(&mut merged, file);
         }
         cfg.apply(merged);
-        cfg.validate_names();
         Ok(cfg)
     }
 
@@ -376,7 +353,7 @@ impl Config {
         };
         self.disabled_tools = f.disabled_tools.unwrap_or_default();
         self.disabled_types = f.disabled_types.unwrap_or_default();
-        self.toolsets = toolsets(f.toolsets.unwrap_or_default(), &mut self.warnings);
+        self.toolsets = f.toolsets.unwrap_or_default();
         self.durability = f.durability.unwrap_or_default();
         self.tokenizer = f.tokenizer.unwrap_or_default();
         self.search_tokenizer = f.search_tokenizer.unwrap_or_default();
@@ -398,25 +375,13 @@ impl Config {
         self.allowed_paths.retain(|p| p.is_absolute());
     }
 
-    fn validate_names(&mut self) {
-        for tool in &self.disabled_tools {
-            if family::tool(tool).is_none() {
-                self.warnings.push(format!(
-                    "disabled_tools names an unknown tool {tool:?}; known tools: {}",
-                    family::tools()
-                        .map(|(_, t)| t.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-        }
-        for ty in &self.disabled_types {
-            if family::family(ty).is_none() {
-                self.warnings.push(format!(
-                    "disabled_types names an unknown family {ty:?}; known families: {}",
-                    family::family_names().join(", ")
-                ));
-            }
+    /// The rules of a daemon's file paths: `$MOSS_HOME/exports/`, and `allowed_paths` and
+    /// `allow_unsafe_paths`.
+    pub fn path_rules(&self, home: &MossHome) -> PathRules {
+        PathRules {
+            exports_dir: home.exports_dir(),
+            allowed_paths: self.allowed_paths.clone(),
+            allow_unsafe_paths: self.allow_unsafe_paths,
         }
     }
 
@@ -425,22 +390,6 @@ impl Config {
         self.disabled_tools.iter().any(|t| t == tool)
             || self.disabled_types.iter().any(|t| t == family)
     }
-}
-
-/// The families `toolsets` names: every family when it names none; an unknown name is warned
-/// about and left out.
-fn toolsets(names: Vec<String>, warnings: &mut Vec<String>) -> Toolsets {
-    let mut known = Vec::new();
-    for name in names {
-        match Toolsets::named(&[&name]) {
-            Ok(_) => known.push(name),
-            Err(e) => warnings.push(format!("toolsets: {e}; it is ignored")),
-        }
-    }
-    if known.is_empty() {
-        return Toolsets::all();
-    }
-    Toolsets::named(&known).unwrap_or_else(|_| Toolsets::all())
 }
 
 fn find_repo_config(cwd: &Path) -> Option<PathBuf> {
@@ -617,18 +566,6 @@ mod tests {
     }
 
     #[test]
-    fn unknown_keys_and_names_warn() {
-        let home = tempfile::tempdir().unwrap();
-        write(
-            home.path(),
-            r#"{"capsule_max_char": 1, "disabled_tools": ["capsule_nope"], "disabled_types": ["kapsule"]}"#,
-        );
-        let cfg = Config::load(home.path(), home.path()).unwrap();
-        assert_eq!(cfg.warnings.len(), 3, "{:?}", cfg.warnings);
-        assert!(cfg.warnings[0].contains("capsule_max_char"));
-    }
-
-    #[test]
     fn wrong_types_name_the_key() {
         let home = tempfile::tempdir().unwrap();
         write(home.path(), r#"{"capsule_max_chars": "big"}"#);
@@ -649,23 +586,5 @@ mod tests {
         };
         assert!(cfg.tool_disabled("capsule", "capsule_purge"));
         assert!(!cfg.tool_disabled("capsule", "capsule_store"));
-    }
-
-    #[test]
-    fn toolsets_default_to_all_and_an_unknown_one_warns() {
-        let home = tempfile::tempdir().unwrap();
-        assert_eq!(
-            Config::load(home.path(), home.path()).unwrap().toolsets,
-            Toolsets::all()
-        );
-        write(home.path(), r#"{"toolsets": ["capsule", "kapsule"]}"#);
-        let cfg = Config::load(home.path(), home.path()).unwrap();
-        assert_eq!(cfg.toolsets.names(), ["capsule"]);
-        assert_eq!(cfg.warnings.len(), 1, "{:?}", cfg.warnings);
-        assert!(
-            cfg.warnings[0].contains("\"kapsule\"") && cfg.warnings[0].contains("capsule"),
-            "{:?}",
-            cfg.warnings
-        );
     }
 }

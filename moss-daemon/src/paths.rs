@@ -20,8 +20,6 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::json;
 
-use crate::MossHome;
-use crate::config::Config;
 use crate::error::{Error, Result};
 
 /// What a checked file holds, which sets the extension it must have.
@@ -33,7 +31,8 @@ pub enum FileKind {
     Backup,
 }
 
-/// The directories import/export may use, from the home and the config.
+/// The directories import/export may use, from the home and the config
+/// ([`crate::config::Config::path_rules`]).
 #[derive(Debug, Clone)]
 pub struct PathRules {
     pub exports_dir: PathBuf,
@@ -68,16 +67,6 @@ fn refuse(rule: &str, path: &str, message: String) -> Error {
 }
 
 impl PathRules {
-    /// The rules of a daemon: `$MOSS_HOME/exports/`, and the config's `allowed_paths` and
-    /// `allow_unsafe_paths`.
-    pub fn new(home: &MossHome, config: &Config) -> Self {
-        PathRules {
-            exports_dir: home.exports_dir(),
-            allowed_paths: config.allowed_paths.clone(),
-            allow_unsafe_paths: config.allow_unsafe_paths,
-        }
-    }
-
     /// Checks `given` against the rules. `create_exports_dir` creates `$MOSS_HOME/exports/`
     /// (0700) when the path lands there and it does not exist yet (export does; import need not).
     pub fn check(&self, given: &str, create_exports_dir: bool) -> Result<CheckedPath> {

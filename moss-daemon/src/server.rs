@@ -18,6 +18,7 @@ use crate::app::{App, AppState};
 use crate::capsule::Capsules;
 use crate::config::{Auth, Config};
 use crate::connections::Connections;
+use crate::family::{self, Toolsets};
 use crate::guard::{self, Guard};
 use crate::home::{DbLock, MossHome};
 use crate::mcp::sessions::McpSessions;
@@ -98,9 +99,51 @@ impl Drop for RunningDaemon {
     }
 }
 
+/// Checks the config's names of tools and families against the registry (the config knows no
+/// family): an unknown name in `toolsets`, `disabled_tools` or `disabled_types` is warned about
+/// (in `config.warnings`) and left out. Returns the families `/mcp` serves: those `toolsets`
+/// names, or every family when it names none it knows.
+pub fn check_names(config: &mut Config) -> Toolsets {
+    let mut known = Vec::new();
+    for name in &config.toolsets {
+        match Toolsets::named(&[name]) {
+            Ok(_) => known.push(name.clone()),
+            Err(e) => config
+                .warnings
+                .push(format!("toolsets: {e}; it is ignored")),
+        }
+    }
+    let toolsets = if known.is_empty() {
+        Toolsets::all()
+    } else {
+        Toolsets::named(&known).unwrap_or_else(|_| Toolsets::all())
+    };
+    for tool in &config.disabled_tools {
+        if family::tool(tool).is_none() {
+            config.warnings.push(format!(
+                "disabled_tools names an unknown tool {tool:?}; known tools: {}",
+                family::tools()
+                    .map(|(_, t)| t.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    for ty in &config.disabled_types {
+        if family::family(ty).is_none() {
+            config.warnings.push(format!(
+                "disabled_types names an unknown family {ty:?}; known families: {}",
+                family::family_names().join(", ")
+            ));
+        }
+    }
+    toolsets
+}
+
 /// Starts a daemon: returns once it is listening.
 pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
-    let config = Config::load(&opts.home.dir, &opts.cwd)?;
+    let mut config = Config::load(&opts.home.dir, &opts.cwd)?;
+    let toolsets = check_names(&mut config);
     if !opts.addr.ip().is_loopback() {
         if !opts.allow_non_loopback {
             bail!(
@@ -184,7 +227,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         ),
         tasks: Tasks::new(store.clone(), config.clone()),
         memories,
-        toolsets: config.toolsets.clone(),
+        toolsets,
         config: config.clone(),
         progress: ProgressRegistry::default(),
         daemon: DaemonInfo {
@@ -275,4 +318,50 @@ pub fn app(
         .with_state(state)
         .layer(axum::middleware::from_fn_with_state(guard, guard::check))
         .layer(axum::middleware::from_fn(api::refusals::envelope))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn write(dir: &Path, text: &str) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("config.json"), text).unwrap();
+    }
+
+    /// The config as the daemon loads it: read, then its names checked against the registry.
+    fn load(home: &Path) -> (Config, Toolsets) {
+        let mut cfg = Config::load(home, home).unwrap();
+        let toolsets = check_names(&mut cfg);
+        (cfg, toolsets)
+    }
+
+    #[test]
+    fn unknown_keys_and_names_warn() {
+        let home = tempfile::tempdir().unwrap();
+        write(
+            home.path(),
+            r#"{"capsule_max_char": 1, "disabled_tools": ["capsule_nope"], "disabled_types": ["kapsule"]}"#,
+        );
+        let (cfg, _) = load(home.path());
+        assert_eq!(cfg.warnings.len(), 3, "{:?}", cfg.warnings);
+        assert!(cfg.warnings[0].contains("capsule_max_char"));
+    }
+
+    #[test]
+    fn toolsets_default_to_all_and_an_unknown_one_warns() {
+        let home = tempfile::tempdir().unwrap();
+        assert_eq!(load(home.path()).1, Toolsets::all());
+        write(home.path(), r#"{"toolsets": ["capsule", "kapsule"]}"#);
+        let (cfg, toolsets) = load(home.path());
+        assert_eq!(toolsets.names(), ["capsule"]);
+        assert_eq!(cfg.warnings.len(), 1, "{:?}", cfg.warnings);
+        assert!(
+            cfg.warnings[0].contains("\"kapsule\"") && cfg.warnings[0].contains("capsule"),
+            "{:?}",
+            cfg.warnings
+        );
+    }
 }

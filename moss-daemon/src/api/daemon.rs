@@ -14,7 +14,7 @@ use moss_client::daemon::{
 use crate::api::json::Body;
 use crate::app::AppState;
 use crate::error::Result;
-use crate::paths::{FileKind, PathRules};
+use crate::paths::FileKind;
 use crate::shutdown::Shutdown;
 
 /// What `/status` reports and what `/shutdown` triggers.
@@ -111,7 +111,9 @@ pub async fn backup(
     State(s): State<AppState>,
     Body(req): Body<BackupRequest>,
 ) -> Result<Json<BackupResponse>> {
-    let rules = PathRules::new(&crate::MossHome::at(s.daemon.home.clone()), &s.config);
+    let rules = s
+        .config
+        .path_rules(&crate::MossHome::at(s.daemon.home.clone()));
     let resp = s
         .store
         .readers

@@ -103,43 +103,6 @@ pub fn check_sections(text: &str, allow_thin: bool) -> Result<()> {
     .with_details(json!({ "missing": missing })))
 }
 
-/// Token estimate: ceil(words × 1.3), words being what `str::split_whitespace` yields.
-pub fn tokens_estimate(text: &str) -> i64 {
-    (word_count(text) as f64 * 1.3).ceil() as i64
-}
-
-/// `text.split_whitespace().count()`. Most capsules are ASCII, and for those counting the
-/// starts of words (a non-space byte after a space byte, or first) over the bytes gives the
-/// same count without decoding characters. The counts are kept in byte counters summed 255
-/// pairs at a time so that the loop compiles to vector instructions: 0.35-0.55 µs for a 2 KB
-/// capsule, against 4-6 µs for a byte-at-a-time loop and more for `split_whitespace` (this
-/// runs on every store).
-fn word_count(text: &str) -> usize {
-    if !text.is_ascii() {
-        return text.split_whitespace().count();
-    }
-    // The ASCII characters `char::is_whitespace` accepts: space, and \t \n VT FF \r (9 to 13).
-    // Unlike `u8::is_ascii_whitespace`, it includes the vertical tab.
-    let space = |b: u8| (b == b' ') | (b.wrapping_sub(b'\t') < 5);
-    let bytes = text.as_bytes();
-    let first = usize::from(bytes.first().is_some_and(|&b| !space(b)));
-    let next = bytes.get(1..).unwrap_or_default();
-    // Chunk k of `next` is chunk k of `bytes` shifted by one: each pair is a byte and the one
-    // after it (the last byte, which has none, is left out by the zips).
-    first
-        + bytes
-            .chunks(255)
-            .zip(next.chunks(255))
-            .map(|(prev, cur)| {
-                let starts = prev
-                    .iter()
-                    .zip(cur)
-                    .fold(0u8, |n, (&p, &c)| n + u8::from(space(p) & !space(c)));
-                usize::from(starts)
-            })
-            .sum::<usize>()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,40 +137,7 @@ mod tests {
     }
 
     #[test]
-    fn size_and_tokens() {
-        assert_eq!(tokens_estimate("one two three"), 4);
-        for text in [
-            "",
-            " ",
-            "one",
-            "  one  two\tthree\nfour\r\nfive\x0bsix\x0cseven ",
-            "a\u{a0}b",
-            "a\u{3000}b c\u{2028}d",
-            "café au lait",
-            "\u{85}x",
-            "x\x1fy",
-        ] {
-            assert_eq!(
-                word_count(text),
-                text.split_whitespace().count(),
-                "{text:?}"
-            );
-        }
-        // Texts of every length across the 255-byte chunks, words cut by the chunk edges.
-        let mut x = 0x2545_f491_u32;
-        let mut text = String::new();
-        for _ in 0..1200 {
-            assert_eq!(
-                word_count(&text),
-                text.split_whitespace().count(),
-                "{text:?}"
-            );
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            text.push([b'a', b'b', b' ', b'\t', 0x0b, b'\n', b'-'][(x % 7) as usize] as char);
-        }
-        assert_eq!(tokens_estimate(""), 0);
+    fn sizes() {
         let e = check_size("ééé", 2).unwrap_err();
         assert_eq!(e.code(), ErrorCode::CapsuleTooLarge);
         assert_eq!(e.0.details["actual_chars"], 3);

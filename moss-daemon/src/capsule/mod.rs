@@ -202,7 +202,7 @@ impl Capsules {
     }
 
     pub fn new(store: Store, config: Arc<Config>, home: &crate::MossHome) -> Self {
-        let paths = PathRules::new(home, &config);
+        let paths = config.path_rules(home);
         Capsules {
             store,
             config,

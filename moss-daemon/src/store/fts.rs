@@ -45,10 +45,10 @@ use std::time::{Duration, Instant};
 
 use rusqlite::types::{ToSqlOutput, Value};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use serde::Deserialize;
 use tokio::sync::watch;
 
 use super::writer::BatchHooks;
-use crate::config::SearchTokenizer;
 use crate::error::{Error, Result};
 
 /// The indexer thread's nice value where SCHED_IDLE is refused (Linux).
@@ -82,6 +82,20 @@ const STATE_SCHEMA: &str = "
       layout      TEXT NOT NULL
     );
 ";
+
+/// How full-text search cuts text into words (`search_tokenizer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchTokenizer {
+    /// Letters and digits make words; everything else separates them (`src`, `auth`,
+    /// `session`, `go`).
+    #[default]
+    Default,
+    /// `_`, `/`, `-` and `.` are word characters too: `src/auth/session.go`, `snake_case_name`
+    /// and `pr-123` are single words. A part of one (`session`) no longer finds it, and a word
+    /// followed by a full stop is another word.
+    Code,
+}
 
 /// A table of `moss.db` kept searchable in the index file. Names are plain SQL identifiers,
 /// written into the indexer's statements as they are.

@@ -19,10 +19,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::Connection;
+use serde::Deserialize;
 
-use crate::config::Durability;
 use crate::error::{Error, Result};
-pub use fts::{IndexLag, Source};
+pub use fts::{IndexLag, SearchTokenizer, Source};
 pub use readers::ReadPool;
 pub use writer::{WriteCtx, Writer, WriterThread};
 
@@ -45,6 +45,18 @@ pub(crate) fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// How hard a commit pushes data to disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    /// WAL with `synchronous=NORMAL`: a commit survives a crash of the daemon; a power loss may
+    /// lose the last transactions, never corrupt the file.
+    #[default]
+    Normal,
+    /// `synchronous=FULL`: every commit is fsynced before it is acknowledged.
+    Full,
+}
+
 /// Options for [`Store::open`].
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
@@ -52,7 +64,7 @@ pub struct StoreOptions {
     pub read_pool_size: u32,
     pub read_pool_idle: u32,
     /// How full-text search cuts words; a change rebuilds the index.
-    pub search_tokenizer: crate::config::SearchTokenizer,
+    pub search_tokenizer: SearchTokenizer,
 }
 
 /// The database: a writer (which hands out the database's sequence to its jobs), a read pool,
