@@ -10,8 +10,16 @@ use crate::family::Toolsets;
 use crate::memory::Memories;
 use crate::progress::ProgressRegistry;
 use crate::reasoning::Reasoning;
-use crate::store::Store;
+use crate::store::{Source, Store};
 use crate::tasks::Tasks;
+
+/// The full-text sources the families declare, handed to the store at open: each family lists
+/// its own (`<family>/search_source.rs`); the store knows no other.
+pub static SEARCH_SOURCES: &[&Source] = &[
+    &crate::capsule::SEARCH_SOURCE,
+    &crate::reasoning::search_source::SEARCH_SOURCE,
+    &crate::memory::search_source::SEARCH_SOURCE,
+];
 
 /// What every handler and tool can reach.
 #[derive(Debug)]

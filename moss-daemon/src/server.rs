@@ -180,6 +180,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
             read_pool_size: config.read_pool_size,
             read_pool_idle: config.read_pool_idle,
             search_tokenizer: config.search_tokenizer,
+            search_sources: crate::app::SEARCH_SOURCES,
         },
     )
     .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db_path.display()))?;

@@ -230,7 +230,7 @@ impl Capsules {
                     id,
                     versions.into_value()
                 ])?;
-                conn.capsules_changed();
+                conn.changed(&super::SEARCH_SOURCE);
                 Ok(AppendResponse {
                     fetch_key: name
                         .as_deref()

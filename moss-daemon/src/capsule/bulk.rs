@@ -89,7 +89,7 @@ fn update_each(
         stmt.execute(rusqlite::params_from_iter(params.iter()))?;
     }
     if !ids.is_empty() {
-        conn.capsules_changed();
+        conn.changed(&super::SEARCH_SOURCE);
     }
     Ok(())
 }
@@ -305,7 +305,7 @@ impl Capsules {
                     as i64;
                 debug_assert_eq!(n, deleted, "one job: nothing changed in between");
                 if n > 0 {
-                    conn.capsules_changed();
+                    conn.changed(&super::SEARCH_SOURCE);
                 }
                 let mut message = format!("Permanently deleted {n} {}", plural(n));
                 if !described.is_empty() {

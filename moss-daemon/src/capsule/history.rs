@@ -136,7 +136,7 @@ impl Capsules {
                        revision = revision + 1 WHERE id = ?3",
                 )?
                 .execute(params![now(), conn.next_seq(), c.id])?;
-                conn.capsules_changed();
+                conn.changed(&super::SEARCH_SOURCE);
                 Ok(RestoreResponse {
                     fetch_key: query::fetch_key(&c.id, &c.workspace, name.as_deref()),
                     id: c.id,
@@ -279,7 +279,7 @@ impl Capsules {
                     conn.next_seq(),
                     None,
                 )?;
-                conn.capsules_changed();
+                conn.changed(&super::SEARCH_SOURCE);
                 Ok(CapsuleHandle {
                     fetch_key: query::fetch_key(
                         &id,

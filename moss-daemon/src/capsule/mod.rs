@@ -29,10 +29,13 @@ pub mod lint;
 pub mod query;
 pub mod rest;
 pub mod search;
+pub mod search_source;
 pub mod sections;
 pub mod transfer;
 mod versions;
 pub mod watch;
+
+pub use search_source::SEARCH_SOURCE;
 
 use std::sync::Arc;
 
@@ -419,7 +422,7 @@ impl Capsules {
                 if let Some(json) = &evidence {
                     evidence::write(conn, &id, json.as_deref())?;
                 }
-                conn.capsules_changed();
+                conn.changed(&SEARCH_SOURCE);
                 handle_of(conn, &id)
             })
             .await
@@ -444,7 +447,7 @@ impl Capsules {
                        revision = revision + 1 WHERE id = ?3",
                 )?
                 .execute(params![t, conn.next_seq(), id])?;
-                conn.capsules_changed();
+                conn.changed(&SEARCH_SOURCE);
                 Ok(DeleteResponse { deleted: true, id })
             })
             .await
@@ -812,7 +815,7 @@ fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Resu
             None => (insert(conn)?, 1),
         },
     };
-    conn.capsules_changed();
+    conn.changed(&SEARCH_SOURCE);
     Ok(CapsuleHandle {
         fetch_key: query::fetch_key(&id, &c.workspace.raw, name_raw),
         id,

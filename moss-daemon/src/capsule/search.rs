@@ -14,7 +14,6 @@ use super::query;
 use super::{Capsules, orchestration};
 use crate::error::{Error, Result};
 use crate::sql_filter::Filter;
-use crate::store::fts::CAPSULES;
 use crate::{names, page, tags};
 
 /// Longest accepted query, in characters.
@@ -128,7 +127,7 @@ impl Capsules {
         };
 
         // Read-your-writes: wait for the indexer to apply what was committed before now.
-        self.store.await_index(&CAPSULES).await;
+        self.store.await_index(&super::SEARCH_SOURCE).await;
 
         self.store
             .readers

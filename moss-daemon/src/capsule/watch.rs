@@ -1,7 +1,8 @@
 //! `capsule_watch` and `capsule_stats`.
 //!
 //! A watch is a long poll woken by the writer: every batch that changes capsules announces the
-//! sequence's high mark once it has committed ([`crate::store::Writer::capsule_commits`]), and
+//! sequence's high mark once it has committed (the commit signal of the capsules source,
+//! [`crate::store::Writer::commits`]; changes to other families' tables do not wake it), and
 //! a waiter then reads the first matching capsule whose sequence number is past its cursor.
 //! Nothing polls the database on a timer. The cursor is the sequence number of the last change
 //! returned, so a change committed between two calls is found by the next one; several changes
@@ -145,7 +146,7 @@ impl Capsules {
             ));
         }
         let f = std::sync::Arc::new(watch_filter(&req)?);
-        let mut commits = self.store.writer.capsule_commits();
+        let mut commits = self.store.writer.commits(&super::SEARCH_SOURCE);
         let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms as u64);
         let mut cursor = match req.since {
             Some(s) => s,

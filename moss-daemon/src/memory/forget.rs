@@ -6,12 +6,12 @@ use moss_client::memory::*;
 use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
+use super::search_source::SEARCH_SOURCE;
 use super::{
     FORGET_MAX, FORGET_UNCONFIRMED_MAX, GLOBAL, MEMORY_COLUMNS, Memories, Memory, delete_rids,
     memory_from_row_at, norm_context, rank, session, slot, workspace,
 };
 use crate::error::{Error, Result};
-use crate::store::fts::MEMORIES;
 use crate::store::now;
 
 impl Memories {
@@ -89,7 +89,7 @@ impl Memories {
         let context = req.context.as_deref().map(norm_context);
         let by_id_given = by_id.is_some();
         if matcher.is_some() {
-            self.store.await_index(&MEMORIES).await;
+            self.store.await_index(&SEARCH_SOURCE).await;
         }
         let rows: Vec<(i64, Memory)> = self
             .store

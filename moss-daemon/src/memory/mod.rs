@@ -18,6 +18,7 @@ pub mod rank;
 pub mod render;
 pub mod rest;
 pub mod runner;
+pub mod search_source;
 pub mod sources;
 
 use std::sync::Arc;
@@ -31,9 +32,9 @@ use crate::budget::{self, Caps, Fit, cut_text};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::reasoning::{object_json, parse_json};
-use crate::store::fts::MEMORIES;
 use crate::store::{Store, WriteCtx, now};
 use crate::{names, tags};
+use search_source::SEARCH_SOURCE;
 
 /// The workspace every recall also reads.
 pub const GLOBAL: &str = "global";
@@ -536,7 +537,7 @@ impl Memories {
         )?;
         let q = rank::Query::from_recall(&req, self.config.memory.recency_half_life_days)?;
         self.touch(req.session.as_deref());
-        self.store.await_index(&MEMORIES).await;
+        self.store.await_index(&SEARCH_SOURCE).await;
         let resp = self
             .store
             .readers
@@ -612,6 +613,7 @@ mod tests {
             read_pool_size: 2,
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
+            search_sources: crate::app::SEARCH_SOURCES,
         };
         let (store, _threads) =
             crate::store::Store::open(&dir.path().join("moss.db"), &opts).unwrap();

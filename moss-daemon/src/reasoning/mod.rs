@@ -20,6 +20,7 @@ pub mod family;
 pub mod graph;
 pub mod refs;
 pub mod search;
+pub mod search_source;
 pub mod think;
 
 use std::sync::Arc;

@@ -7,13 +7,13 @@ use moss_client::reasoning::{
 use rusqlite::params;
 
 use super::docs::blank_budget;
+use super::search_source::SEARCH_SOURCE;
 use super::{Reasoning, limit, refs};
 use crate::budget::{self, Fit};
 use crate::capsule::search::{
     MAX_QUERY_CHARS, SNIPPET_CHARS, check_query_start, query_error, render_snippet,
 };
 use crate::error::{Error, Result};
-use crate::store::fts::REASONING;
 
 impl Fit for ReasoningSearchResponse {
     fn units(&self) -> usize {
@@ -56,7 +56,7 @@ impl Reasoning {
             .map(|b| refs::name("branch", b))
             .transpose()?;
         // Read-your-writes: wait for the indexer to apply what was committed before now.
-        self.store.await_index(&REASONING).await;
+        self.store.await_index(&SEARCH_SOURCE).await;
         let resp = self
             .store
             .readers

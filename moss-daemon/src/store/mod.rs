@@ -1,7 +1,8 @@
 //! Storage: one SQLite database, one writer thread, a pool of readers.
 //!
 //! - [`checkpointer`]: WAL checkpoints on their own thread, off the writer's path.
-//! - [`fts`]: the full-text indexer thread and its index file.
+//! - [`fts`]: the full-text indexer thread and its index file, serving the sources the
+//!   families declare (handed in through [`StoreOptions::search_sources`]).
 //! - [`migrations`]: numbered schema migrations under `PRAGMA user_version`.
 //! - [`writer`]: the only connection that writes, with group commit, and the database's
 //!   sequence.
@@ -65,6 +66,9 @@ pub struct StoreOptions {
     pub read_pool_idle: u32,
     /// How full-text search cuts words; a change rebuilds the index.
     pub search_tokenizer: SearchTokenizer,
+    /// The tables kept searchable, as the families declare them, in the order of the indexer's
+    /// rounds: each gets its index and its commit signal ([`Writer::commits`]).
+    pub search_sources: &'static [&'static Source],
 }
 
 /// The database: a writer (which hands out the database's sequence to its jobs), a read pool,
@@ -103,7 +107,8 @@ impl Store {
         restrict_modes(path);
         let wal_restart = Arc::new(checkpointer::WalRestart::default());
         let checkpointer = checkpointer::Checkpointer::spawn(path, wal_restart.clone())?;
-        let (indexer, index_hooks) = fts::Indexer::spawn(path, opts.search_tokenizer)?;
+        let (indexer, index_hooks) =
+            fts::Indexer::spawn(path, opts.search_sources, opts.search_tokenizer)?;
         let hooks = WriterHooks {
             index: index_hooks,
             wal_restart,
@@ -114,7 +119,7 @@ impl Store {
             opts.read_pool_size,
             opts.read_pool_idle,
         )?;
-        let (writer, thread) = Writer::spawn(conn, hooks)?;
+        let (writer, thread) = Writer::spawn(conn, hooks, opts.search_sources)?;
         Ok((
             Store {
                 writer,
@@ -130,7 +135,7 @@ impl Store {
     }
 
     /// The newest committed text change of `source` its full-text index must apply (a
-    /// sequence of the source's queue). `source` is one of [`fts::SOURCES`].
+    /// sequence of the source's queue). `source` is one of [`StoreOptions::search_sources`].
     pub fn index_queued(&self, source: &Source) -> i64 {
         self.index.queued(source)
     }
@@ -141,7 +146,7 @@ impl Store {
     }
 
     /// How far behind its writes each source's full-text index is, in the order of
-    /// [`fts::SOURCES`].
+    /// [`StoreOptions::search_sources`].
     pub fn index_lag(&self) -> Vec<IndexLag> {
         self.index.lag()
     }
@@ -240,6 +245,9 @@ pub fn now() -> i64 {
 mod tests {
     use super::*;
 
+    /// The sources the store's tests serve: two tables its migrations create.
+    static SOURCES: &[&Source] = &[&fts::tests::CAPSULES, &fts::tests::MEMORIES];
+
     fn open(durability: Durability) -> (Store, StoreThreads, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
         let opts = StoreOptions {
@@ -247,6 +255,7 @@ mod tests {
             read_pool_size: 2,
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
+            search_sources: SOURCES,
         };
         let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
         (store, threads, dir)
@@ -315,6 +324,7 @@ mod tests {
             read_pool_size: 1,
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
+            search_sources: SOURCES,
         };
         async fn write(store: &Store, sql: &'static str) -> i64 {
             store
@@ -333,7 +343,7 @@ mod tests {
         async fn caught_up(store: &Store, seq: i64) {
             assert!(
                 store
-                    .index_reached(&fts::CAPSULES, seq, Duration::from_secs(5))
+                    .index_reached(&fts::tests::CAPSULES, seq, Duration::from_secs(5))
                     .await,
                 "the indexer did not reach {seq}"
             );
@@ -386,7 +396,7 @@ mod tests {
         .await;
         assert!(
             store
-                .index_reached(&fts::CAPSULES, s, Duration::from_secs(5))
+                .index_reached(&fts::tests::CAPSULES, s, Duration::from_secs(5))
                 .await
         );
         assert_eq!(hits("zookeeper"), 1);
@@ -470,7 +480,7 @@ mod tests {
         let hurry = store.index.hurry().clone();
         assert!(
             store
-                .index_reached(&fts::CAPSULES, 0, Duration::from_secs(5))
+                .index_reached(&fts::tests::CAPSULES, 0, Duration::from_secs(5))
                 .await
         );
         assert_eq!(hurry.waiting(), 0, "nothing to wait for");
@@ -478,7 +488,7 @@ mod tests {
             let store = store.clone();
             tokio::spawn(async move {
                 store
-                    .index_reached(&fts::CAPSULES, i64::MAX, Duration::from_secs(300))
+                    .index_reached(&fts::tests::CAPSULES, i64::MAX, Duration::from_secs(300))
                     .await
             })
         };
@@ -495,7 +505,7 @@ mod tests {
         assert_eq!(hurry.waiting(), 0, "a cancelled wait lets the indexer rest");
         assert!(
             !store
-                .index_reached(&fts::CAPSULES, i64::MAX, Duration::from_millis(50))
+                .index_reached(&fts::tests::CAPSULES, i64::MAX, Duration::from_millis(50))
                 .await
         );
         assert_eq!(
@@ -556,6 +566,7 @@ mod tests {
             read_pool_size: 1,
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
+            search_sources: SOURCES,
         };
         let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
         let left: i64 = store
@@ -579,7 +590,7 @@ mod tests {
     async fn index_lag_reports_each_source() {
         let (store, threads, _dir) = open(Durability::Normal);
         let lag = store.index_lag();
-        let expected: Vec<IndexLag> = fts::SOURCES
+        let expected: Vec<IndexLag> = SOURCES
             .iter()
             .map(|s| IndexLag {
                 source: s.name,
@@ -590,25 +601,25 @@ mod tests {
         assert_eq!(lag, expected);
         assert_eq!(
             lag.iter().map(|l| l.source).collect::<Vec<_>>(),
-            ["capsules", "reasoning", "memories"]
+            ["capsules", "memories"]
         );
         assert_eq!(lag[0].behind(), 0);
         insert_capsule(&store, "a").await;
-        let queued = store.index_queued(&fts::CAPSULES);
+        let queued = store.index_queued(&fts::tests::CAPSULES);
         assert!(queued > 0, "the write is queued for the index");
         assert!(
             store
-                .index_reached(&fts::CAPSULES, queued, Duration::from_secs(5))
+                .index_reached(&fts::tests::CAPSULES, queued, Duration::from_secs(5))
                 .await
         );
         let lag = store.index_lag();
-        assert_eq!(lag.len(), fts::SOURCES.len());
+        assert_eq!(lag.len(), SOURCES.len());
         assert_eq!(
             (lag[0].source, lag[0].queued, lag[0].behind()),
             ("capsules", queued, 0)
         );
         assert!(lag[0].applied >= queued);
-        assert_eq!(store.index_behind(&fts::CAPSULES), 0);
+        assert_eq!(store.index_behind(&fts::tests::CAPSULES), 0);
         store.writer.close().await;
         threads.join();
     }

@@ -14,6 +14,10 @@
 //! transaction, once per batch rather than per job (the write path is hot). A number is never
 //! handed out twice, not after a purge of every row that carried it nor after a restart; a job
 //! rolled back leaves a gap.
+//!
+//! Each full-text source has a commit signal ([`Writer::commits`]): a job that changes the
+//! source's table says so ([`WriteCtx::changed`]), and once its batch commits the signal carries
+//! the sequence's high mark. Waiters on one source are not woken by changes to another.
 
 use std::cell::Cell;
 use std::ops::Deref;
@@ -24,6 +28,7 @@ use moss_client::ErrorCode;
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::fts::Source;
 use crate::error::{Error, Result};
 
 /// Jobs queued beyond this make senders wait (back-pressure instead of unbounded memory).
@@ -59,7 +64,29 @@ type Job = Box<dyn FnOnce(std::result::Result<&WriteCtx, Error>) -> (Option<Erro
 pub struct WriteCtx<'a> {
     conn: &'a Connection,
     seq: &'a Sequence,
-    touched: &'a Cell<bool>,
+    changes: &'a Changes,
+}
+
+/// The sources whose commit signal the writer keeps, and which of them the current batch
+/// changed.
+struct Changes {
+    names: Vec<&'static str>,
+    touched: Vec<Cell<bool>>,
+}
+
+impl Changes {
+    fn new(names: Vec<&'static str>) -> Changes {
+        Changes {
+            touched: names.iter().map(|_| Cell::new(false)).collect(),
+            names,
+        }
+    }
+
+    fn clear(&self) {
+        for t in &self.touched {
+            t.set(false);
+        }
+    }
 }
 
 impl WriteCtx<'_> {
@@ -74,11 +101,15 @@ impl WriteCtx<'_> {
         self.seq.next()
     }
 
-    /// Says that this job changed capsules: once the batch commits, [`Writer::capsule_commits`]
-    /// announces the sequence's high mark. (A job rolled back after saying so costs a waiter
-    /// one look that finds nothing, never a missed change.)
-    pub fn capsules_changed(&self) {
-        self.touched.set(true);
+    /// Says that this job changed rows of `source`'s table: once the batch commits,
+    /// [`Writer::commits`] of that source announces the sequence's high mark. (A job rolled back
+    /// after saying so costs a waiter one look that finds nothing, never a missed change.)
+    /// `source` is one of the sources the writer was started with.
+    pub fn changed(&self, source: &Source) {
+        match self.changes.names.iter().position(|n| *n == source.name) {
+            Some(i) => self.changes.touched[i].set(true),
+            None => debug_assert!(false, "{} is not a source of this store", source.name),
+        }
     }
 }
 
@@ -144,7 +175,8 @@ enum Msg {
 #[derive(Clone)]
 pub struct Writer {
     tx: mpsc::Sender<Msg>,
-    capsule_commits: watch::Receiver<i64>,
+    /// Each source's name and commit signal.
+    commits: std::sync::Arc<[(&'static str, watch::Receiver<i64>)]>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -161,20 +193,31 @@ pub struct WriterThread {
 
 impl Writer {
     /// Starts the writer thread on an open, migrated connection (it must hold `store_sequence`),
-    /// with its batch hooks.
-    pub fn spawn(conn: Connection, hooks: impl BatchHooks) -> Result<(Writer, WriterThread)> {
+    /// with its batch hooks and a commit signal for each of `sources`.
+    pub fn spawn(
+        conn: Connection,
+        hooks: impl BatchHooks,
+        sources: &[&'static Source],
+    ) -> Result<(Writer, WriterThread)> {
         let seq = Sequence::load(&conn)
             .map_err(|e| Error::internal("reading the database's sequence", e))?;
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
-        let (commits_tx, capsule_commits) = watch::channel(seq.issued.get());
+        let names: Vec<&'static str> = sources.iter().map(|s| s.name).collect();
+        let (senders, commits): (Vec<_>, Vec<_>) = names
+            .iter()
+            .map(|name| {
+                let (tx, rx) = watch::channel(seq.issued.get());
+                (tx, (*name, rx))
+            })
+            .unzip();
         let handle = std::thread::Builder::new()
             .name("moss-writer".into())
-            .spawn(move || run(conn, seq, rx, hooks, commits_tx))
+            .spawn(move || run(conn, seq, rx, hooks, Changes::new(names), senders))
             .map_err(|e| Error::internal("starting the writer thread", e))?;
         Ok((
             Writer {
                 tx,
-                capsule_commits,
+                commits: commits.into(),
             },
             WriterThread {
                 handle: Some(handle),
@@ -211,11 +254,15 @@ impl Writer {
             .unwrap_or_else(|_| Err(Error::internal("writing", "the write job did not complete")))
     }
 
-    /// The sequence's high mark as of the last committed batch that changed capsules, and a way
-    /// to wait for the next one: every capsule change committed so far has a sequence number at
-    /// most the value seen.
-    pub fn capsule_commits(&self) -> watch::Receiver<i64> {
-        self.capsule_commits.clone()
+    /// The sequence's high mark as of the last committed batch that changed `source`, and a
+    /// way to wait for the next one: every change of it committed so far has a sequence number
+    /// at most the value seen. `source` is one of the sources the writer was started with.
+    pub fn commits(&self, source: &Source) -> watch::Receiver<i64> {
+        self.commits
+            .iter()
+            .find(|(name, _)| *name == source.name)
+            .map(|(_, rx)| rx.clone())
+            .unwrap_or_else(|| panic!("{} is not a source of this store", source.name))
     }
 
     /// Asks the thread to finish the queued jobs and stop. Later writes fail with UNAVAILABLE.
@@ -245,12 +292,13 @@ fn run(
     seq: Sequence,
     mut rx: mpsc::Receiver<Msg>,
     hooks: impl BatchHooks,
-    capsule_commits: watch::Sender<i64>,
+    changes: Changes,
+    commits: Vec<watch::Sender<i64>>,
 ) {
     let hooks = Announcing {
         hooks,
-        capsule_commits,
-        touched: Cell::new(false),
+        commits,
+        changes,
     };
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut closing = false;
@@ -284,12 +332,13 @@ fn run(
     }
 }
 
-/// The batch hooks, and the announcement of committed capsule changes.
+/// The batch hooks, and the announcement of committed changes, source by source.
 struct Announcing<H> {
     hooks: H,
-    capsule_commits: watch::Sender<i64>,
-    /// Whether a job of the current batch changed capsules.
-    touched: Cell<bool>,
+    /// Each source's commit signal, in the order of `changes.names`.
+    commits: Vec<watch::Sender<i64>>,
+    /// Which sources the current batch's jobs changed.
+    changes: Changes,
 }
 
 fn commit_batch<H: BatchHooks>(
@@ -304,7 +353,7 @@ fn commit_batch<H: BatchHooks>(
     let ctx = WriteCtx {
         conn,
         seq,
-        touched: &hooks.touched,
+        changes: &hooks.changes,
     };
     // Replies of the jobs run in the open transaction, sent once it commits (or fails to).
     let mut replies: Vec<Reply> = Vec::with_capacity(batch.len());
@@ -362,7 +411,7 @@ fn commit_batch<H: BatchHooks>(
         }
     }
     if !in_transaction {
-        hooks.touched.set(false);
+        hooks.changes.clear();
         return;
     }
     let commit = seq
@@ -382,11 +431,13 @@ fn commit_batch<H: BatchHooks>(
     if commit.is_ok() {
         seq.committed();
         hooks.hooks.after_commit();
-        if hooks.touched.get() {
-            hooks.capsule_commits.send_replace(seq.issued.get());
+        for (touched, signal) in hooks.changes.touched.iter().zip(&hooks.commits) {
+            if touched.get() {
+                signal.send_replace(seq.issued.get());
+            }
         }
     }
-    hooks.touched.set(false);
+    hooks.changes.clear();
     for reply in replies {
         reply(commit.clone());
     }
@@ -417,12 +468,68 @@ mod tests {
              INSERT INTO store_sequence VALUES (1, 0);",
         )
         .unwrap();
-        let (w, t) = Writer::spawn(conn, ()).unwrap();
+        let (w, t) = Writer::spawn(conn, (), &[&SOURCE_A, &SOURCE_B]).unwrap();
         (w, t, dir)
     }
 
     fn reopen(dir: &tempfile::TempDir) -> (Writer, WriterThread) {
-        Writer::spawn(Connection::open(dir.path().join("t.db")).unwrap(), ()).unwrap()
+        Writer::spawn(Connection::open(dir.path().join("t.db")).unwrap(), (), &[]).unwrap()
+    }
+
+    /// Two sources, for the commit signals (no table of theirs is indexed here).
+    const fn source(name: &'static str) -> Source {
+        Source {
+            name,
+            table: "t",
+            queue: "t_queue",
+            columns: &["x"],
+            fts: "t_fts",
+            tokenizer: "unicode61",
+            code_aware: false,
+            inherits_single_watermark: false,
+        }
+    }
+    static SOURCE_A: Source = source("a");
+    static SOURCE_B: Source = source("b");
+
+    /// A job that changes one source moves that source's commit signal, after its batch
+    /// commits, and leaves the other's alone; a job rolled back after saying so moves it too
+    /// (a waiter looks once more and finds nothing).
+    #[tokio::test]
+    async fn a_change_signals_its_own_source_only() {
+        let (w, t, _dir) = writer();
+        let mut a = w.commits(&SOURCE_A);
+        let mut b = w.commits(&SOURCE_B);
+        a.borrow_and_update();
+        b.borrow_and_update();
+        let taken = w
+            .run(|c| {
+                c.execute("INSERT INTO t(x) VALUES (1)", [])?;
+                c.changed(&SOURCE_B);
+                Ok(c.next_seq())
+            })
+            .await
+            .unwrap();
+        assert!(!a.has_changed().unwrap(), "a change of b does not wake a");
+        assert!(b.has_changed().unwrap());
+        assert_eq!(*b.borrow_and_update(), taken);
+        w.run(|c| Ok(c.execute("INSERT INTO t(x) VALUES (2)", [])?))
+            .await
+            .unwrap();
+        assert!(
+            !a.has_changed().unwrap() && !b.has_changed().unwrap(),
+            "a job that changes no source signals none"
+        );
+        let _: Result<()> = w
+            .run(|c| {
+                c.changed(&SOURCE_A);
+                Err(Error::invalid("rolled back"))
+            })
+            .await;
+        assert!(a.has_changed().unwrap());
+        assert!(!b.has_changed().unwrap());
+        w.close().await;
+        t.join();
     }
 
     async fn recorded(w: &Writer) -> i64 {

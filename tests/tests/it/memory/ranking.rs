@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use moss_client::memory::{Contexts, MemoryRecallRequest, MemoryStoreRequest};
 use moss_daemon::config::Config;
+use moss_daemon::memory::search_source::SEARCH_SOURCE as MEMORIES;
 use moss_daemon::memory::{Memories, rank};
-use moss_daemon::store::{Store, StoreOptions, fts};
+use moss_daemon::store::{Store, StoreOptions};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -76,6 +77,7 @@ async fn moss_ranking_beats_bm25_and_weight_then_recency_on_the_fixture() {
         read_pool_size: 2,
         read_pool_idle: 1,
         search_tokenizer: Default::default(),
+        search_sources: moss_daemon::app::SEARCH_SOURCES,
     };
     let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
     let config = Arc::new(Config::default());
@@ -120,10 +122,10 @@ async fn moss_ranking_beats_bm25_and_weight_then_recency_on_the_fixture() {
         })
         .await
         .unwrap();
-    let queued = store.index_queued(&fts::MEMORIES);
+    let queued = store.index_queued(&MEMORIES);
     assert!(
         store
-            .index_reached(&fts::MEMORIES, queued, Duration::from_secs(60))
+            .index_reached(&MEMORIES, queued, Duration::from_secs(60))
             .await
     );
 
