@@ -286,6 +286,20 @@ pub fn cut_text(text: &mut String, by: usize) -> bool {
     true
 }
 
+/// A budget to fill in: [`fit`] replaces it.
+pub fn blank_budget() -> Budget {
+    Budget {
+        max_chars: 0,
+        used_chars: 0,
+        max_bytes: None,
+        used_bytes: None,
+        max_lines: None,
+        used_lines: None,
+        truncated: false,
+        warning: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -94,3 +94,17 @@ impl From<r2d2::Error> for Error {
         Error::internal("waiting for a read connection", e)
     }
 }
+
+/// An error that carries one suggested next call in `details.suggested_call`, next to the
+/// details it already has.
+pub fn suggest(err: Error, tool: &str, arguments: serde_json::Value) -> Error {
+    let mut details = match err.0.details.clone() {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    details.insert(
+        "suggested_call".into(),
+        serde_json::json!({ "tool": tool, "arguments": arguments }),
+    );
+    err.with_details(serde_json::Value::Object(details))
+}

@@ -11,7 +11,10 @@
 //! - What every memory shares, so that none writes it again: [`names`] (workspace and name
 //!   normalization), [`bounds`] (length bounds of text fields), [`tags`] (cleaning, storing
 //!   and filtering tags), [`page`] (pagination arguments), [`sql_filter`] (`WHERE` clauses
-//!   built term by term), [`paths`] (where export and import may touch the file system).
+//!   built term by term), [`paths`] (where export and import may touch the file system),
+//!   [`search_text`] (full-text query checks and snippets), [`json_field`] (JSON objects stored
+//!   as text), [`tokens`] (token counts). A family reaches another only through that family's
+//!   `interface` module (`reasoning::interface`, `tasks::interface`).
 //! - [`api`]: REST routes; [`mcp`]: the MCP endpoint; [`guard`]: Host/Origin/body/token checks;
 //!   [`connections`]: the server loop (connection cap, header-read timeout).
 //! - [`config`], [`home`], [`error`]: configuration, `$MOSS_HOME`, the error type; [`log`]:
@@ -34,6 +37,7 @@ pub mod error;
 pub mod family;
 pub mod guard;
 pub mod home;
+pub mod json_field;
 pub mod log;
 pub mod mcp;
 pub mod memory;
@@ -42,6 +46,7 @@ pub mod page;
 pub mod paths;
 pub mod progress;
 pub mod reasoning;
+pub mod search_text;
 pub mod server;
 pub mod shutdown;
 pub mod sql_filter;

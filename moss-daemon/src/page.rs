@@ -49,6 +49,29 @@ pub fn pagination(limit: i64, offset: i64, count: usize, total: i64) -> Paginati
     }
 }
 
+/// A page size: `value` or `default`, within `1..=max`, else `INVALID_REQUEST` naming `field`.
+pub fn limit(field: &str, value: Option<i64>, default: i64, max: i64) -> Result<i64> {
+    match value {
+        None => Ok(default),
+        Some(v) if (1..=max).contains(&v) => Ok(v),
+        Some(v) => Err(Error::invalid_field(
+            field,
+            format!("{field} must be between 1 and {max}, got {v}"),
+        )),
+    }
+}
+
+/// A cursor: a positive sequence number.
+pub fn cursor(value: Option<i64>) -> Result<Option<i64>> {
+    match value {
+        Some(v) if v < 1 => Err(Error::invalid_field(
+            "cursor",
+            format!("cursor must be a sequence number from a previous page's next_cursor, got {v}"),
+        )),
+        v => Ok(v),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

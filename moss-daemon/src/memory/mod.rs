@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 use crate::budget::{self, Caps, Fit, cut_text};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::reasoning::{object_json, parse_json};
+use crate::json_field::{object_json, parse_json};
 use crate::store::{Store, WriteCtx, now};
 use crate::{names, tags};
 use search_source::SEARCH_SOURCE;

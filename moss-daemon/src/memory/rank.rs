@@ -317,7 +317,7 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
             .query_map(params![expr, ws1, ws2, FTS_CANDIDATES], |r| {
                 Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
             })
-            .map_err(|e| crate::capsule::search::query_error(e, &expr))?;
+            .map_err(|e| crate::search_text::query_error(e, &expr))?;
         for row in rows {
             let (rid, rank) = row?;
             add(rid, Some(rank), ContextMatch::None);
@@ -373,7 +373,7 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
             bm25 = stmt
                 .query_row(params![expr, rid], |r| r.get::<_, f64>(0))
                 .optional()
-                .map_err(|e| crate::capsule::search::query_error(e, &expr))?;
+                .map_err(|e| crate::search_text::query_error(e, &expr))?;
         }
         let coverage = coverage(&memory, &q.phrase_contexts);
         out.push(Candidate {
@@ -565,7 +565,7 @@ pub fn recall(conn: &Connection, q: &Query, now: i64) -> Result<MemoryRecallResp
         reason,
         matched: matched as i64,
         truncated: false,
-        budget: crate::reasoning::docs::blank_budget(),
+        budget: crate::budget::blank_budget(),
     })
 }
 

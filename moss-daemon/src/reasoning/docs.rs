@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::refs::{self, ALL, DocAddress, MAIN, Naming};
 use super::{Reasoning, cursor, limit, now_ms, object_json, parse_json};
-use crate::budget::{self, Fit, cut_text};
+use crate::budget::{self, Fit, blank_budget, cut_text};
 use crate::error::{Error, Result};
 use crate::store::{WriteCtx, migrations};
 
@@ -339,20 +339,6 @@ const COMMIT: Naming = Naming {
     fields: &[("doc", "notes")],
 };
 
-/// A budget to fill in: [`budget::fit`] replaces it.
-pub(crate) fn blank_budget() -> Budget {
-    Budget {
-        max_chars: 0,
-        used_chars: 0,
-        max_bytes: None,
-        used_bytes: None,
-        max_lines: None,
-        used_lines: None,
-        truncated: false,
-        warning: None,
-    }
-}
-
 /// Checks a commit's content.
 fn content(value: &str) -> Result<String> {
     if value.trim().is_empty() {
@@ -418,13 +404,7 @@ impl Reasoning {
                     [&ws],
                     |r| r.get(0),
                 )?;
-                let last_event: Option<(i64, i64)> = conn
-                    .query_row(
-                        "SELECT seq, ts_ms FROM task_events WHERE workspace = ?1 ORDER BY seq DESC LIMIT 1",
-                        [&ws],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                    .optional()?;
+                let last_event = crate::tasks::interface::last_event(conn, &ws)?;
                 let last_seq: Option<i64> = conn.query_row(
                     "SELECT max(s) FROM (
                        SELECT max(seq) AS s FROM reasoning_entries WHERE workspace = ?1
@@ -438,7 +418,7 @@ impl Reasoning {
                     workspace: ws,
                     schema_version: migrations::MIGRATIONS.len() as i64,
                     branches: branches + 1,
-                    last_event_id: last_event.map(|(s, _)| crate::tasks::event_id(s)),
+                    last_event_id: last_event.map(|(s, _)| crate::tasks::interface::event_id(s)),
                     last_event_ts: last_event.map(|(_, t)| t / 1000),
                     last_seq,
                 })
@@ -616,7 +596,7 @@ impl Reasoning {
             .run(move |conn| {
                 let r = refs::resolve_target(conn, &ws, &req.target)?;
                 let (_, id) = refs::target_id("target", &req.target)?;
-                let target = crate::tasks::load_item(conn, &ws, &id)?
+                let target = crate::tasks::interface::load_item(conn, &ws, &id)?
                     .map(|item| serde_json::to_value(item).expect("items serialize"))
                     .unwrap_or(Value::Null);
                 let sources = refs::sources(conn, &ws, "target", &r.branch)?;

@@ -10,10 +10,10 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 use serde_json::{Value, json};
 
-use super::docs::{blank_budget, keep_page, page_of};
+use super::docs::{keep_page, page_of};
 use super::refs::{self, ALL, Naming};
 use super::{Reasoning, cursor, limit, now_ms, object_json, parse_json};
-use crate::budget::{self, Fit, cut_text};
+use crate::budget::{self, Fit, blank_budget, cut_text};
 use crate::error::{Error, Result};
 use crate::store::WriteCtx;
 

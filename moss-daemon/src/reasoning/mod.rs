@@ -18,6 +18,7 @@
 pub mod docs;
 pub mod family;
 pub mod graph;
+pub mod interface;
 pub mod refs;
 pub mod search;
 pub mod search_source;
@@ -25,12 +26,16 @@ pub mod think;
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-
 use crate::budget::Caps;
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::Store;
+
+// Shared helpers, under the names this family's files reach them by (`super::limit`, …).
+use crate::error::suggest;
+use crate::json_field::{object_json, parse_json};
+use crate::page::{cursor, limit};
+use crate::store::now_ms;
 
 /// The reasoning operations over one store.
 #[derive(Debug, Clone)]
@@ -66,81 +71,5 @@ impl Reasoning {
     }
 }
 
-/// Milliseconds since the epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-/// An error that carries one suggested next call in `details.suggested_call`, next to the
-/// details it already has.
-pub fn suggest(err: Error, tool: &str, arguments: Value) -> Error {
-    let mut details = match err.0.details.clone() {
-        Value::Object(m) => m,
-        _ => serde_json::Map::new(),
-    };
-    details.insert(
-        "suggested_call".into(),
-        json!({ "tool": tool, "arguments": arguments }),
-    );
-    err.with_details(Value::Object(details))
-}
-
-/// A page size: `value` or `default`, within `1..=max`, else `INVALID_REQUEST` naming `field`.
-pub fn limit(field: &str, value: Option<i64>, default: i64, max: i64) -> Result<i64> {
-    match value {
-        None => Ok(default),
-        Some(v) if (1..=max).contains(&v) => Ok(v),
-        Some(v) => Err(Error::invalid_field(
-            field,
-            format!("{field} must be between 1 and {max}, got {v}"),
-        )),
-    }
-}
-
-/// A cursor: a positive sequence number.
-pub fn cursor(value: Option<i64>) -> Result<Option<i64>> {
-    match value {
-        Some(v) if v < 1 => Err(Error::invalid_field(
-            "cursor",
-            format!("cursor must be a sequence number from a previous page's next_cursor, got {v}"),
-        )),
-        v => Ok(v),
-    }
-}
-
-/// A JSON object field (`meta`, `contract_data`), serialized for storage.
-pub fn object_json(field: &str, value: Option<&Value>) -> Result<Option<String>> {
-    match value {
-        None | Some(Value::Null) => Ok(None),
-        Some(v @ Value::Object(_)) => {
-            let s = v.to_string();
-            if s.len() > MAX_META_BYTES {
-                return Err(Error::invalid_field(
-                    field,
-                    format!(
-                        "{field} is {} bytes of JSON; at most {MAX_META_BYTES} are allowed",
-                        s.len()
-                    ),
-                ));
-            }
-            Ok(Some(s))
-        }
-        Some(_) => Err(Error::invalid_field(
-            field,
-            format!("{field} must be a JSON object"),
-        )),
-    }
-}
-
-/// Largest `meta` object, in bytes of JSON.
-pub const MAX_META_BYTES: usize = 16 * 1024;
 /// Longest entry content or node text, in characters.
 pub const MAX_CONTENT_CHARS: usize = 65_536;
-
-/// Parses stored JSON (written by this module, so valid).
-pub fn parse_json(s: Option<String>) -> Option<Value> {
-    s.and_then(|s| serde_json::from_str(&s).ok())
-}

@@ -87,11 +87,7 @@ pub fn reasoning_ref(kind: &str, id: &str) -> ReasoningRef {
 /// Resolves `target` to its `reasoning_ref`; the plan or task must exist.
 pub fn resolve_target(conn: &Connection, ws: &str, target: &str) -> Result<ReasoningRef> {
     let (kind, id) = target_id("target", target)?;
-    let exists: Option<i64> = conn
-        .prepare_cached("SELECT 1 FROM task_items WHERE workspace = ?1 AND id = ?2")?
-        .query_row(params![ws, id], |r| r.get(0))
-        .optional()?;
-    if exists.is_none() {
+    if !crate::tasks::interface::exists(conn, ws, &id)? {
         return Err(suggest(
             Error::not_found(format!("no {kind} {id} in workspace {ws:?}"))
                 .with_details(json!({ "field": "target", "target": id })),

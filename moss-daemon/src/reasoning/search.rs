@@ -6,14 +6,13 @@ use moss_client::reasoning::{
 };
 use rusqlite::params;
 
-use super::docs::blank_budget;
 use super::search_source::SEARCH_SOURCE;
 use super::{Reasoning, limit, refs};
-use crate::budget::{self, Fit};
-use crate::capsule::search::{
+use crate::budget::{self, Fit, blank_budget};
+use crate::error::{Error, Result};
+use crate::search_text::{
     MAX_QUERY_CHARS, SNIPPET_CHARS, check_query_start, query_error, render_snippet,
 };
-use crate::error::{Error, Result};
 
 impl Fit for ReasoningSearchResponse {
     fn units(&self) -> usize {

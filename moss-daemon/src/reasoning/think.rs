@@ -7,11 +7,11 @@ use moss_client::ErrorCode;
 use moss_client::reasoning::*;
 use serde_json::{Map, Value, json};
 
-use super::docs::{NewEntry, blank_budget, insert_entry};
+use super::docs::{NewEntry, insert_entry};
 use super::graph;
 use super::refs::{self, Naming};
 use super::{Reasoning, limit, suggest};
-use crate::budget::{self, Fit};
+use crate::budget::{self, Fit, blank_budget};
 use crate::error::{Error, Result};
 
 /// The card types, in the order a line of reasoning usually takes.

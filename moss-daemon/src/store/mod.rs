@@ -233,6 +233,14 @@ impl StoreThreads {
     }
 }
 
+/// Milliseconds since the epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
 /// Unix seconds now.
 pub fn now() -> i64 {
     std::time::SystemTime::now()

@@ -8,6 +8,7 @@
 //! [`Tasks`] holds one method per operation; [`family`] registers the tools and routes.
 
 pub mod family;
+pub mod interface;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,13 +19,15 @@ use moss_client::tasks::*;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
-use crate::budget::{self, Caps, Fit, cut_text};
+use crate::budget::{self, Caps, Fit, blank_budget, cut_text};
 use crate::config::Config;
-use crate::error::{Error, Result};
-use crate::reasoning::docs::{NewEntry, blank_budget, insert_entry, keep_page, page_of};
-use crate::reasoning::refs::{self, ALL};
-use crate::reasoning::{graph, limit, now_ms, object_json, parse_json, suggest};
-use crate::store::{Store, WriteCtx};
+use crate::error::{Error, Result, suggest};
+use crate::json_field::{object_json, parse_json};
+use crate::page::limit;
+use crate::reasoning::interface::docs::{NewEntry, insert_entry, keep_page, page_of};
+use crate::reasoning::interface::graph;
+use crate::reasoning::interface::refs::{self, ALL};
+use crate::store::{Store, WriteCtx, now_ms};
 
 /// Most steps one call creates.
 pub const MAX_NEW_STEPS: usize = 200;
@@ -983,7 +986,7 @@ impl Tasks {
         let ws = refs::workspace(&req.workspace)?;
         let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
         let limit = limit("limit", req.limit, 50, 200)?;
-        let cursor = crate::reasoning::cursor(req.cursor)?;
+        let cursor = crate::page::cursor(req.cursor)?;
         let resp = self
             .store
             .readers

@@ -1,0 +1,311 @@
+//! What every full-text search shares: the query's checks and the errors FTS5's parser gives,
+//! and snippets (FTS5's marked text turned into bounded, HTML-safe text). Capsule search,
+//! reasoning search and memory recall use it; none owns it.
+
+use rusqlite::ErrorCode as SqliteCode;
+
+use crate::error::{Error, Result};
+
+/// Longest accepted query, in characters.
+pub const MAX_QUERY_CHARS: usize = 1000;
+/// Visible characters of a snippet, not counting markup and the ellipses, by default.
+pub const SNIPPET_CHARS: usize = 300;
+
+/// Markers FTS5's snippet() puts around matches (`char(57344)`, `char(57345)` in SQL), turned
+/// into <b></b> after escaping. Private-use code points: they never come out of the escaping
+/// step, so user text cannot forge a tag.
+pub const OPEN: char = '\u{E000}';
+pub const CLOSE: char = '\u{E001}';
+/// What a cut side of a snippet ends with.
+pub const ELLIPSIS: &str = "…";
+
+/// How FTS5's query parser starts its error messages (sqlite3.c, `sqlite3Fts5ParseError`).
+const FTS5_QUERY_ERRORS: &[&str] = &[
+    "fts5:",
+    "unknown special query",
+    "no such column",
+    "unterminated string",
+    "expected integer",
+];
+
+/// FTS5 reports a query it cannot parse as a plain SQL error; the SQL around it is fixed, so
+/// such an error is the user's query.
+/// Refuses a query FTS5 would read as one of its special queries (`*reads`, `*id`, which only
+/// its own tests use) or fail on: a query starting with `*`.
+pub fn check_query_start(query: &str) -> Result<()> {
+    if query.trim_start().starts_with('*') {
+        return Err(Error::invalid_field(
+            "query",
+            format!(
+                "query {query:?} starts with `*`; a prefix search puts `*` after the word \
+                 (auth*), and a literal * goes inside double quotes (\"*\")"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+pub fn query_error(e: rusqlite::Error, query: &str) -> Error {
+    match &e {
+        rusqlite::Error::SqliteFailure(err, Some(msg))
+            if err.code == SqliteCode::Unknown
+                && FTS5_QUERY_ERRORS.iter().any(|p| msg.starts_with(p)) =>
+        {
+            Error::invalid(format!(
+                "query {query:?} is not valid FTS5 syntax ({msg}). Use words, \"quoted \
+                 phrases\", prefix*, AND / OR / NOT; put punctuation such as - : . inside \
+                 double quotes"
+            ))
+            .with_details(serde_json::json!({ "field": "query", "reason": msg }))
+        }
+        _ => Error::from(e),
+    }
+}
+
+/// How far a cut may move to land between words instead of inside one, in characters.
+const WORD_SLACK: usize = 20;
+
+/// Turns FTS5's marked snippet into HTML: the text escaped, matches in `<b>`, at most `max`
+/// visible characters. Whole characters and whole entities only.
+///
+/// FTS5 picks its window in tokens, so it can hold far more than `max` characters. The
+/// characters shown are then a window of `max` around the first match, which is always shown
+/// whole (cut only when it alone is longer than `max`); a later match the window would cut is
+/// left out, and a cut falls between words when one is near. A cut side gets an ellipsis.
+pub fn render_snippet(raw: &str, max: usize) -> String {
+    // The visible characters, each with whether it is inside a match.
+    let mut chars: Vec<(char, bool)> = Vec::with_capacity(raw.len());
+    let mut bold = false;
+    for c in raw.chars() {
+        match c {
+            OPEN => bold = true,
+            CLOSE => bold = false,
+            _ => chars.push((c, bold)),
+        }
+    }
+    let (start, end) = window(&chars, max);
+    let mut out = String::with_capacity(raw.len() + 16);
+    // Ends with the text's own ellipsis, or one of ours for the cut.
+    if start > 0 && chars[start].0 != '…' {
+        out.push_str(ELLIPSIS);
+    }
+    let mut bold = false;
+    for &(c, b) in &chars[start..end] {
+        if b != bold {
+            out.push_str(if b { "<b>" } else { "</b>" });
+            bold = b;
+        }
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    if bold {
+        out.push_str("</b>");
+    }
+    if end < chars.len() && !out.ends_with(ELLIPSIS) {
+        out.push_str(ELLIPSIS);
+    }
+    out
+}
+
+/// The range of `chars` to show: all of them when they fit in `max`, else `max` or a little
+/// fewer around the first match (see [`render_snippet`]).
+fn window(chars: &[(char, bool)], max: usize) -> (usize, usize) {
+    let len = chars.len();
+    if len <= max {
+        return (0, len);
+    }
+    // The first match, [s, e); none (a title-only or odd snippet) keeps the head.
+    let s = chars.iter().position(|&(_, b)| b).unwrap_or(0);
+    let e = s + chars[s..].iter().take_while(|&&(_, b)| b).count();
+    if e - s >= max {
+        return (s, s + max);
+    }
+    // Centre the match in `max` characters, shifted back inside the text at its end.
+    let slack = max - (e - s);
+    let mut start = s - (slack / 2).min(s);
+    let mut end = start + max;
+    if end > len {
+        end = len;
+        start = len - max;
+    }
+    // A later match the end would cut is left out whole.
+    if end < len && chars[end].1 && chars[end - 1].1 {
+        while end > e && chars[end - 1].1 {
+            end -= 1;
+        }
+    }
+    let space = |i: usize| chars[i].0.is_whitespace();
+    // Cut between words: drop a partial word at either side when a space is near.
+    if start > 0 && !space(start - 1) && !space(start) {
+        let limit = s.min(start + WORD_SLACK);
+        if let Some(p) = (start..limit).find(|&i| space(i)) {
+            start = p;
+        }
+    }
+    if start > 0 {
+        while start < s && space(start) {
+            start += 1;
+        }
+    }
+    if end < len && !space(end - 1) && !space(end) {
+        let limit = e.max(end.saturating_sub(WORD_SLACK));
+        if let Some(p) = (limit..end).rev().find(|&i| space(i)) {
+            end = p;
+        }
+    }
+    if end < len {
+        while end > e && space(end - 1) {
+            end -= 1;
+        }
+    }
+    (start, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippets_escape_user_text_and_highlight_matches() {
+        let raw = format!("use {OPEN}JWT{CLOSE} <script>&\"x\"'");
+        assert_eq!(
+            render_snippet(&raw, 300),
+            "use <b>JWT</b> &lt;script&gt;&amp;&quot;x&quot;&#39;"
+        );
+    }
+
+    #[test]
+    fn snippets_are_cut_on_whole_characters_and_close_their_tags() {
+        // 3 visible characters: é, ü, & (one entity, never split).
+        assert_eq!(render_snippet("éü&ütail", 3), "éü&amp;…");
+        // A match longer than the budget is the one thing cut, and its tag is closed.
+        let raw = format!("é{OPEN}ü&ü{CLOSE}tail");
+        assert_eq!(render_snippet(&raw, 2), "…<b>ü&amp;</b>…");
+        let long = "α".repeat(400);
+        let s = render_snippet(&long, SNIPPET_CHARS);
+        assert_eq!(s.chars().count(), SNIPPET_CHARS + 1);
+        assert!(s.ends_with('…'));
+    }
+
+    /// The visible text of a rendered snippet and its highlighted pieces.
+    fn parse(html: &str) -> (String, Vec<String>) {
+        let mut bolds = Vec::new();
+        let mut rest = html;
+        while let Some(at) = rest.find("<b>") {
+            let tail = &rest[at + 3..];
+            let end = tail.find("</b>").expect("closed <b>");
+            bolds.push(decode(&tail[..end]));
+            rest = &tail[end + 4..];
+        }
+        (decode(&html.replace("<b>", "").replace("</b>", "")), bolds)
+    }
+
+    fn decode(s: &str) -> String {
+        s.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&amp;", "&")
+    }
+
+    #[test]
+    fn the_first_match_is_whole_wherever_the_token_window_puts_it() {
+        let fillers = [
+            "lorem ipsum dolor sit amet ",
+            "internationalization considerations ",
+            "a ",
+            "日本語のテキスト ",
+            "x&y<z> ",
+            "nospacesatallinthisfillerwordsoitislong",
+        ];
+        let terms = [
+            "q".to_string(),
+            "zqxwvutsrpom".to_string(),
+            "zqxwvutsrpomn".to_string(),
+            "z".repeat(40),
+            "überprüfungsmaßnahmen".to_string(),
+            "🦀é日本".repeat(5),
+            "a&b<c>".repeat(4),
+        ];
+        for filler in fillers {
+            for term in &terms {
+                // Before the match, every length up to past the budget, so the old cut at
+                // `max` characters lands on each character of the term.
+                for before_len in (0..400).step_by(7) {
+                    let before: String = filler.chars().cycle().take(before_len).collect();
+                    let after: String = filler.chars().cycle().take(500).collect();
+                    let raw = format!("…{before} {OPEN}{term}{CLOSE} {after}…");
+                    let html = render_snippet(&raw, SNIPPET_CHARS);
+                    let (vis, bolds) = parse(&html);
+                    assert_eq!(bolds, [term.as_str()], "{html}");
+                    let n = vis.chars().count();
+                    assert!(n <= SNIPPET_CHARS + 2, "{n} visible characters: {html}");
+                    assert!(n >= SNIPPET_CHARS - 2 * WORD_SLACK - 2, "{n}: {html}");
+                    let all = format!("…{before} {term} {after}…");
+                    for piece in vis.split('…').filter(|p| !p.is_empty()) {
+                        assert!(all.contains(piece), "{piece:?} not in the text: {html}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_match_is_centred_and_cuts_fall_between_words() {
+        let before = "alpha beta gamma delta ".repeat(20);
+        let after = " epsilon zeta eta theta".repeat(20);
+        let raw = format!("…{before}{OPEN}needle{CLOSE}{after}…");
+        let html = render_snippet(&raw, 100);
+        let (vis, _) = parse(&html);
+        let vis = vis.trim_matches('…');
+        let at = vis.find("needle").unwrap();
+        let (left, right) = (at, vis.len() - at - "needle".len());
+        assert!(left.abs_diff(right) <= 2 * WORD_SLACK, "{html}");
+        for w in vis.split(' ') {
+            assert!(
+                [
+                    "alpha", "beta", "gamma", "delta", "needle", "epsilon", "zeta", "eta", "theta"
+                ]
+                .contains(&w),
+                "cut word {w:?}: {html}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_match_at_either_end_keeps_the_window_inside_the_text() {
+        let filler = "word ".repeat(100);
+        let head = render_snippet(&format!("{OPEN}first{CLOSE} {filler}"), 50);
+        assert!(head.starts_with("<b>first</b> word"), "{head}");
+        assert!(head.ends_with('…'), "{head}");
+        let tail = render_snippet(&format!("{filler}{OPEN}last{CLOSE}"), 50);
+        assert!(tail.starts_with('…'), "{tail}");
+        assert!(tail.ends_with("word <b>last</b>"), "{tail}");
+    }
+
+    #[test]
+    fn a_later_match_the_window_would_cut_is_left_out() {
+        let raw = format!(
+            "{OPEN}one{CLOSE} {} {OPEN}{}{CLOSE} tail",
+            "w".repeat(5),
+            "x".repeat(30)
+        );
+        let html = render_snippet(&raw, 20);
+        assert_eq!(html, "<b>one</b> wwwww…");
+        // Adjacent matches in the window are all shown.
+        let raw = format!("{OPEN}one{CLOSE} {OPEN}two{CLOSE} {}", "w ".repeat(50));
+        let html = render_snippet(&raw, 20);
+        assert!(html.starts_with("<b>one</b> <b>two</b> w"), "{html}");
+    }
+
+    #[test]
+    fn forged_markup_stays_text() {
+        assert_eq!(render_snippet("<b>x</b>", 300), "&lt;b&gt;x&lt;/b&gt;");
+    }
+}
