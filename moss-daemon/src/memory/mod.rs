@@ -20,21 +20,22 @@ pub mod rest;
 pub mod runner;
 pub mod search_source;
 pub mod sources;
+mod write;
 
 use std::sync::Arc;
 
 use moss_client::memory::*;
-use rusqlite::{Connection, OptionalExtension, Row, params};
-
-use sha2::{Digest, Sha256};
+use rusqlite::{Row, params};
 
 use crate::budget::{self, Caps, Fit, cut_text};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::json_field::{object_json, parse_json};
-use crate::store::{Store, WriteCtx, now};
+use crate::store::{Store, now};
 use crate::{names, tags};
 use search_source::SEARCH_SOURCE;
+use write::delete_rids;
+pub use write::{Prepared, Written, upsert, write};
 
 /// The workspace every recall also reads.
 pub const GLOBAL: &str = "global";
@@ -109,25 +110,6 @@ pub struct NewMemory {
     /// Stored by one of the source's event handlers, not by its body: a rerun of the body
     /// leaves it.
     pub from_handler: bool,
-}
-
-impl NewMemory {
-    /// The identity an upsert matches: content, contexts (as a set) and slot; the first 16
-    /// bytes of their SHA-256.
-    fn identity(&self) -> Vec<u8> {
-        let mut ctx = self.norm_contexts.clone();
-        ctx.sort();
-        let mut h = Sha256::new();
-        h.update(self.content.trim().as_bytes());
-        h.update([0]);
-        for c in &ctx {
-            h.update(c.as_bytes());
-            h.update([0]);
-        }
-        h.update([1]);
-        h.update(self.slot.as_deref().unwrap_or("").as_bytes());
-        h.finalize()[..16].to_vec()
-    }
 }
 
 /// The workspace of a memory request (`default` when absent), normalized.
@@ -223,171 +205,6 @@ pub fn check(
         source_root: String::new(),
         from_handler: false,
     })
-}
-
-/// The `memory_contexts` rows of a memory: one per normalized context, or one under the empty
-/// context when it has none. The row under the smallest of them is where an upsert looks for
-/// the memory's identity, so the identity needs no index of its own.
-fn context_keys(norm_contexts: &[String]) -> Vec<&str> {
-    if norm_contexts.is_empty() {
-        vec![""]
-    } else {
-        norm_contexts.iter().map(String::as_str).collect()
-    }
-}
-
-/// Writes a memory, or updates the one with the same identity. Returns it, whether it was
-/// created, and what an update changed.
-///
-/// The identity is found with one seek into `memory_contexts`, under the key the insert writes
-/// anyway: the page it reads is the page a new memory dirties.
-pub fn upsert(ctx: &WriteCtx, m: &NewMemory) -> Result<(Memory, bool, Vec<String>)> {
-    let identity = m.identity();
-    let now = now();
-    let seq = ctx.next_seq();
-    let tags_json = tags::to_json(m.tags.as_deref());
-    let keys = context_keys(&m.norm_contexts);
-    let first = keys.iter().min().copied().unwrap_or("");
-    let existing: Option<i64> = ctx
-        .prepare_cached(
-            "SELECT rid FROM memory_contexts
-             WHERE workspace = ?1 AND context = ?2 AND session = ?3 AND identity = ?4",
-        )?
-        .query_row(params![m.workspace, first, m.session, identity], |r| {
-            r.get(0)
-        })
-        .optional()?;
-    let Some(rid) = existing else {
-        let id = ulid::Ulid::generate().to_string();
-        let contexts_json = serde_json::to_string(&m.contexts).expect("strings serialize");
-        ctx.prepare_cached(
-            "INSERT INTO memories(id, workspace, session, identity, content, contexts_json,
-               contexts_text, context_count, slot, weight, tags_json, metadata_json, source, seq,
-               created_at, updated_at, source_root, from_handler)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, ?16, ?17)",
-        )?
-        .execute(params![
-            id,
-            m.workspace,
-            m.session,
-            identity,
-            m.content,
-            contexts_json,
-            m.contexts.join(" "),
-            m.contexts.len() as i64,
-            m.slot,
-            m.weight,
-            tags_json,
-            m.metadata_json,
-            m.source,
-            seq,
-            now,
-            m.source_root,
-            m.from_handler
-        ])?;
-        let rid = ctx.last_insert_rowid();
-        for c in keys {
-            ctx.prepare_cached(
-                "INSERT INTO memory_contexts(workspace, context, session, identity, rid, basename)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![
-                m.workspace,
-                c,
-                m.session,
-                identity,
-                rid,
-                basename(c)
-            ])?;
-        }
-        let memory = Memory {
-            id,
-            workspace: m.workspace.clone(),
-            content: m.content.clone(),
-            contexts: m.contexts.clone(),
-            weight: m.weight,
-            slot: m.slot.clone(),
-            persist: m.session.is_empty(),
-            session: (!m.session.is_empty()).then(|| m.session.clone()),
-            tags: m.tags.clone().unwrap_or_default(),
-            metadata: parse_json(m.metadata_json.clone()),
-            source: m.source.clone(),
-            created_at: now,
-            updated_at: now,
-            recalled_at: None,
-        };
-        return Ok((memory, true, Vec::new()));
-    };
-    type Row = (f64, Option<String>, Option<String>, Option<String>);
-    let (weight, old_tags, old_meta, old_source): Row = ctx
-        .prepare_cached(
-            "SELECT weight, tags_json, metadata_json, source FROM memories WHERE rid = ?1",
-        )?
-        .query_row([rid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
-    let mut changed = Vec::new();
-    if weight != m.weight {
-        changed.push("weight".to_string());
-    }
-    if old_tags != tags_json {
-        changed.push("tags".to_string());
-    }
-    if old_meta != m.metadata_json {
-        changed.push("metadata".to_string());
-    }
-    if old_source != m.source {
-        changed.push("source".to_string());
-    }
-    ctx.prepare_cached(
-        "UPDATE memories SET weight = ?2, tags_json = ?3, metadata_json = ?4, source = ?5,
-           seq = ?6, updated_at = ?7, source_root = ?8, from_handler = ?9 WHERE rid = ?1",
-    )?
-    .execute(params![
-        rid,
-        m.weight,
-        tags_json,
-        m.metadata_json,
-        m.source,
-        seq,
-        now,
-        m.source_root,
-        m.from_handler
-    ])?;
-    Ok((load_rid(ctx, rid)?, false, changed))
-}
-
-fn load_rid(conn: &Connection, rid: i64) -> Result<Memory> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
-        ))?
-        .query_row([rid], memory_from_row)?)
-}
-
-/// Removes memories by rid, with their `memory_contexts` rows (found by key, not scanned).
-fn delete_rids(ctx: &WriteCtx, rids: &[i64]) -> Result<()> {
-    for rid in rids {
-        type Row = (String, String, Vec<u8>, String);
-        let row: Option<Row> = ctx
-            .prepare_cached(
-                "DELETE FROM memories WHERE rid = ?1
-                 RETURNING workspace, session, identity, contexts_json",
-            )?
-            .query_row([rid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-            .optional()?;
-        let Some((ws, session, identity, contexts_json)) = row else {
-            continue;
-        };
-        let contexts: Vec<String> = serde_json::from_str(&contexts_json).unwrap_or_default();
-        let norm: Vec<String> = contexts.iter().map(|c| norm_context(c)).collect();
-        for c in context_keys(&norm) {
-            ctx.prepare_cached(
-                "DELETE FROM memory_contexts
-                 WHERE workspace = ?1 AND context = ?2 AND session = ?3 AND identity = ?4",
-            )?
-            .execute(params![ws, c, session, identity])?;
-        }
-    }
-    Ok(())
 }
 
 impl Fit for MemoryRecallResponse {
@@ -514,17 +331,19 @@ impl Memories {
     pub async fn store(&self, req: MemoryStoreRequest) -> Result<MemoryStoreResponse> {
         let m = check(&req, self.config.memory.max_content_chars, None)?;
         self.touch(Some(&m.session));
-        self.store
+        // Hashing, encoding and the handle happen here, on the request's task: the writer job
+        // only executes the statements.
+        let prepared = m.prepare();
+        let (written, m) = self
+            .store
             .writer
-            .run(move |ctx| {
-                let (memory, created, updated) = upsert(ctx, &m)?;
-                Ok(MemoryStoreResponse {
-                    memory: MemoryHandle::from(&memory),
-                    created,
-                    updated,
-                })
-            })
-            .await
+            .run(move |ctx| Ok((write(ctx, &m, &prepared)?, m)))
+            .await?;
+        Ok(MemoryStoreResponse {
+            memory: written.handle(m),
+            created: written.created,
+            updated: written.changed,
+        })
     }
 
     /// `memory_recall`.
@@ -604,86 +423,6 @@ pub fn memory_from_row_at(r: &Row, at: usize) -> rusqlite::Result<Memory> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[tokio::test]
-    async fn an_upsert_finds_its_identity_and_a_delete_leaves_no_context_rows() {
-        let dir = tempfile::tempdir().unwrap();
-        let opts = crate::store::StoreOptions {
-            durability: crate::config::Durability::Normal,
-            read_pool_size: 2,
-            read_pool_idle: 1,
-            search_tokenizer: Default::default(),
-            search_sources: crate::app::SEARCH_SOURCES,
-        };
-        let (store, _threads) =
-            crate::store::Store::open(&dir.path().join("moss.db"), &opts).unwrap();
-        let req = |content: &str, context: Option<Vec<&str>>, session: Option<&str>| {
-            let r = MemoryStoreRequest {
-                content: content.into(),
-                context: context.map(|v| Contexts::Many(v.into_iter().map(String::from).collect())),
-                persist: session.map(|_| false),
-                session: session.map(String::from),
-                workspace: Some("w".into()),
-                ..Default::default()
-            };
-            check(&r, 1000, None).unwrap()
-        };
-        let cases = [
-            req("two files", Some(vec!["src/B.py", "./src/a.py"]), None),
-            req("no context", None, None),
-            req("no context", None, Some("s1")),
-            req("two files", Some(vec!["src/a.py"]), None),
-        ];
-        let (rids, again) = store
-            .writer
-            .run(move |ctx| {
-                let mut rids = Vec::new();
-                for m in &cases {
-                    let (mem, created, _) = upsert(ctx, m)?;
-                    assert!(created, "{mem:?}");
-                    rids.push(ctx.query_row(
-                        "SELECT rid FROM memories WHERE id = ?1",
-                        [&mem.id],
-                        |r| r.get::<_, i64>(0),
-                    )?);
-                }
-                // The same identity, its contexts in another order: an update.
-                let mut same = cases[0].clone();
-                same.norm_contexts.reverse();
-                same.weight = 2.0;
-                let (_, created, changed) = upsert(ctx, &same)?;
-                let mut none = cases[1].clone();
-                none.weight = 3.0;
-                let (_, created_none, _) = upsert(ctx, &none)?;
-                Ok((rids, (created, changed, created_none)))
-            })
-            .await
-            .unwrap();
-        assert_eq!(again, (false, vec!["weight".to_string()], false));
-        let count = |store: &crate::store::Store| {
-            let store = store.clone();
-            async move {
-                store
-                    .readers
-                    .run(|conn| {
-                        Ok(conn.query_row(
-                            "SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM memory_contexts)",
-                            [],
-                            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
-                        )?)
-                    })
-                    .await
-                    .unwrap()
-            }
-        };
-        assert_eq!(count(&store).await, (4, 5));
-        store
-            .writer
-            .run(move |ctx| delete_rids(ctx, &rids))
-            .await
-            .unwrap();
-        assert_eq!(count(&store).await, (0, 0));
-    }
 
     #[test]
     fn contexts_normalize() {
