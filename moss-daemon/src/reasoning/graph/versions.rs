@@ -1,0 +1,434 @@
+//! Versions: how a node or edge version is read and written, the effective state of a key in a
+//! view (its newest version in the nearest source that has one), writes that skip a state the
+//! view already holds, and `branchmind_graph_apply`.
+
+use std::collections::HashMap;
+
+use moss_client::reasoning::*;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde_json::Value;
+
+use super::{MAX_OPS, key, tags, user_key};
+use crate::error::{Error, Result};
+use crate::reasoning::refs::{self, Naming};
+use crate::reasoning::{MAX_CONTENT_CHARS, Reasoning, now_ms, object_json, parse_json};
+use crate::store::WriteCtx;
+
+pub(super) const NODE_COLUMNS: &str =
+    "seq, ts_ms, id, type, title, text, status, tags_json, meta_json, deleted";
+pub(super) const EDGE_COLUMNS: &str = "seq, ts_ms, src, rel, dst, meta_json, deleted";
+
+pub(super) fn node_from_row(r: &Row) -> rusqlite::Result<GraphNode> {
+    let tags: Option<String> = r.get(7)?;
+    Ok(GraphNode {
+        last_seq: r.get(0)?,
+        last_ts_ms: r.get(1)?,
+        id: r.get(2)?,
+        node_type: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+        title: r.get(4)?,
+        text: r.get(5)?,
+        status: r.get(6)?,
+        tags: tags
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default(),
+        meta: parse_json(r.get(8)?),
+        deleted: r.get(9)?,
+        text_truncated: false,
+    })
+}
+
+pub(super) fn edge_from_row(r: &Row) -> rusqlite::Result<GraphEdge> {
+    Ok(GraphEdge {
+        last_seq: r.get(0)?,
+        last_ts_ms: r.get(1)?,
+        from: r.get(2)?,
+        rel: r.get(3)?,
+        to: r.get(4)?,
+        meta: parse_json(r.get(5)?),
+        deleted: r.get(6)?,
+    })
+}
+
+/// Whether two node states are the same apart from their version.
+pub fn same_node(a: &GraphNode, b: &GraphNode) -> bool {
+    a.deleted == b.deleted
+        && (a.deleted
+            || (a.node_type == b.node_type
+                && a.title == b.title
+                && a.text == b.text
+                && a.status == b.status
+                && a.tags == b.tags
+                && a.meta == b.meta))
+}
+
+pub fn same_edge(a: &GraphEdge, b: &GraphEdge) -> bool {
+    a.deleted == b.deleted && (a.deleted || a.meta == b.meta)
+}
+
+/// The live state (absent and deleted are the same: no node).
+pub(super) fn live<T>(v: Option<T>, deleted: fn(&T) -> bool) -> Option<T> {
+    v.filter(|x| !deleted(x))
+}
+
+/// The effective version of node `id` in a view (tombstones included).
+pub fn node_at(
+    conn: &Connection,
+    ws: &str,
+    sources: &[(String, i64)],
+    doc: &str,
+    id: &str,
+) -> Result<Option<GraphNode>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {NODE_COLUMNS} FROM graph_nodes WHERE workspace = ?1 AND branch = ?2 AND doc = ?3
+           AND id = ?4 AND seq <= ?5 ORDER BY seq DESC LIMIT 1"
+    ))?;
+    for (b, c) in sources {
+        if let Some(n) = stmt
+            .query_row(params![ws, b, doc, id, c], node_from_row)
+            .optional()?
+        {
+            return Ok(Some(n));
+        }
+    }
+    Ok(None)
+}
+
+/// The effective version of an edge in a view (tombstones included).
+pub fn edge_at(
+    conn: &Connection,
+    ws: &str,
+    sources: &[(String, i64)],
+    doc: &str,
+    k: &EdgeKey,
+) -> Result<Option<GraphEdge>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {EDGE_COLUMNS} FROM graph_edges WHERE workspace = ?1 AND branch = ?2 AND doc = ?3
+           AND src = ?4 AND rel = ?5 AND dst = ?6 AND seq <= ?7 ORDER BY seq DESC LIMIT 1"
+    ))?;
+    for (b, c) in sources {
+        if let Some(e) = stmt
+            .query_row(params![ws, b, doc, k.from, k.rel, k.to, c], edge_from_row)
+            .optional()?
+        {
+            return Ok(Some(e));
+        }
+    }
+    Ok(None)
+}
+
+/// Every node's effective version in a view, tombstones included.
+pub fn all_nodes(
+    conn: &Connection,
+    ws: &str,
+    sources: &[(String, i64)],
+    doc: &str,
+) -> Result<HashMap<String, GraphNode>> {
+    let mut out: HashMap<String, GraphNode> = HashMap::new();
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {NODE_COLUMNS} FROM graph_nodes v WHERE workspace = ?1 AND branch = ?2 AND doc = ?3
+           AND seq <= ?4 AND NOT EXISTS (SELECT 1 FROM graph_nodes n WHERE n.workspace = ?1
+             AND n.branch = ?2 AND n.doc = ?3 AND n.id = v.id AND n.seq > v.seq AND n.seq <= ?4)"
+    ))?;
+    for (b, c) in sources {
+        for n in stmt.query_map(params![ws, b, doc, c], node_from_row)? {
+            let n = n?;
+            out.entry(n.id.clone()).or_insert(n);
+        }
+    }
+    Ok(out)
+}
+
+/// Every edge's effective version in a view, tombstones included.
+pub fn all_edges(
+    conn: &Connection,
+    ws: &str,
+    sources: &[(String, i64)],
+    doc: &str,
+) -> Result<HashMap<(String, String, String), GraphEdge>> {
+    let mut out = HashMap::new();
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {EDGE_COLUMNS} FROM graph_edges v WHERE workspace = ?1 AND branch = ?2 AND doc = ?3
+           AND seq <= ?4 AND NOT EXISTS (SELECT 1 FROM graph_edges n WHERE n.workspace = ?1
+             AND n.branch = ?2 AND n.doc = ?3 AND n.src = v.src AND n.rel = v.rel AND n.dst = v.dst
+             AND n.seq > v.seq AND n.seq <= ?4)"
+    ))?;
+    for (b, c) in sources {
+        for e in stmt.query_map(params![ws, b, doc, c], edge_from_row)? {
+            let e = e?;
+            out.entry((e.from.clone(), e.rel.clone(), e.to.clone()))
+                .or_insert(e);
+        }
+    }
+    Ok(out)
+}
+
+/// Writes a node version; returns it with its sequence.
+pub fn write_node(
+    ctx: &WriteCtx,
+    ws: &str,
+    branch: &str,
+    doc: &str,
+    n: &GraphNode,
+) -> Result<GraphNode> {
+    let seq = ctx.next_seq();
+    let ts_ms = now_ms();
+    let tags =
+        (!n.tags.is_empty()).then(|| serde_json::to_string(&n.tags).expect("tags serialize"));
+    ctx.prepare_cached(
+        "INSERT INTO graph_nodes(seq, workspace, branch, doc, id, ts_ms, type, title, text, status,
+           tags_json, meta_json, deleted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?
+    .execute(params![
+        seq,
+        ws,
+        branch,
+        doc,
+        n.id,
+        ts_ms,
+        n.node_type,
+        n.title,
+        n.text,
+        n.status,
+        tags,
+        n.meta.as_ref().map(Value::to_string),
+        n.deleted
+    ])?;
+    Ok(GraphNode {
+        last_seq: seq,
+        last_ts_ms: ts_ms,
+        ..n.clone()
+    })
+}
+
+/// Writes an edge version.
+pub fn write_edge(
+    ctx: &WriteCtx,
+    ws: &str,
+    branch: &str,
+    doc: &str,
+    e: &GraphEdge,
+) -> Result<GraphEdge> {
+    let seq = ctx.next_seq();
+    let ts_ms = now_ms();
+    ctx.prepare_cached(
+        "INSERT INTO graph_edges(seq, workspace, branch, doc, src, rel, dst, ts_ms, meta_json, deleted)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        seq,
+        ws,
+        branch,
+        doc,
+        e.from,
+        e.rel,
+        e.to,
+        ts_ms,
+        e.meta.as_ref().map(Value::to_string),
+        e.deleted
+    ])?;
+    Ok(GraphEdge {
+        last_seq: seq,
+        last_ts_ms: ts_ms,
+        ..e.clone()
+    })
+}
+
+/// A node state to write (version fields are filled in by [`write_node`]).
+pub fn node(id: String, node_type: String) -> GraphNode {
+    GraphNode {
+        id,
+        node_type,
+        title: None,
+        text: None,
+        status: None,
+        tags: Vec::new(),
+        meta: None,
+        deleted: false,
+        last_seq: 0,
+        last_ts_ms: 0,
+        text_truncated: false,
+    }
+}
+
+pub fn edge(from: String, rel: String, to: String, meta: Option<Value>) -> GraphEdge {
+    GraphEdge {
+        from,
+        rel,
+        to,
+        meta,
+        deleted: false,
+        last_seq: 0,
+        last_ts_ms: 0,
+    }
+}
+
+/// Writes `n` unless the view already holds the same state; returns whether it wrote.
+pub fn upsert_node_if_changed(
+    ctx: &WriteCtx,
+    ws: &str,
+    sources: &[(String, i64)],
+    branch: &str,
+    doc: &str,
+    n: &GraphNode,
+) -> Result<Option<GraphNode>> {
+    if let Some(cur) = node_at(ctx, ws, sources, doc, &n.id)?
+        && same_node(&cur, n)
+    {
+        return Ok(None);
+    }
+    write_node(ctx, ws, branch, doc, n).map(Some)
+}
+
+pub fn upsert_edge_if_changed(
+    ctx: &WriteCtx,
+    ws: &str,
+    sources: &[(String, i64)],
+    branch: &str,
+    doc: &str,
+    e: &GraphEdge,
+) -> Result<Option<GraphEdge>> {
+    let k = EdgeKey {
+        from: e.from.clone(),
+        rel: e.rel.clone(),
+        to: e.to.clone(),
+    };
+    if let Some(cur) = edge_at(ctx, ws, sources, doc, &k)?
+        && same_edge(&cur, e)
+    {
+        return Ok(None);
+    }
+    write_edge(ctx, ws, branch, doc, e).map(Some)
+}
+
+/// A graph operation, checked.
+enum Op {
+    Node(GraphNode),
+    Edge(GraphEdge),
+}
+
+fn check_op(i: usize, op: &GraphOp) -> Result<Op> {
+    let f = |name: &str| format!("ops[{i}].{name}");
+    Ok(match op {
+        GraphOp::NodeUpsert {
+            id,
+            node_type,
+            title,
+            text,
+            status,
+            tags: t,
+            meta,
+        } => {
+            let mut n = node(user_key(&f("id"), id)?, key(&f("type"), node_type)?);
+            n.title = crate::bounds::optional_text(
+                &f("title"),
+                title.as_deref(),
+                crate::bounds::MAX_TITLE_CHARS,
+            )?;
+            n.text = crate::bounds::optional_text(&f("text"), text.as_deref(), MAX_CONTENT_CHARS)?;
+            n.status = status
+                .as_deref()
+                .map(|s| key(&f("status"), s))
+                .transpose()?;
+            n.tags = tags(&f("tags"), t.as_deref())?;
+            n.meta = object_json(&f("meta"), meta.as_ref())?.and(meta.clone());
+            Op::Node(n)
+        }
+        GraphOp::NodeDelete { id } => {
+            let mut n = node(user_key(&f("id"), id)?, String::new());
+            n.deleted = true;
+            Op::Node(n)
+        }
+        GraphOp::EdgeUpsert {
+            from,
+            rel,
+            to,
+            meta,
+        } => Op::Edge(edge(
+            key(&f("from"), from)?,
+            key(&f("rel"), rel)?,
+            key(&f("to"), to)?,
+            object_json(&f("meta"), meta.as_ref())?.and(meta.clone()),
+        )),
+        GraphOp::EdgeDelete { from, rel, to } => {
+            let mut e = edge(
+                key(&f("from"), from)?,
+                key(&f("rel"), rel)?,
+                key(&f("to"), to)?,
+                None,
+            );
+            e.deleted = true;
+            Op::Edge(e)
+        }
+    })
+}
+
+impl Reasoning {
+    /// `branchmind_graph_apply`.
+    pub async fn graph_apply(&self, req: GraphApplyRequest) -> Result<GraphApplyResponse> {
+        let ws = refs::workspace(&req.workspace)?;
+        if req.ops.is_empty() || req.ops.len() > MAX_OPS {
+            return Err(Error::invalid_field(
+                "ops",
+                format!(
+                    "ops must hold 1 to {MAX_OPS} operations, got {}",
+                    req.ops.len()
+                ),
+            ));
+        }
+        let ops: Vec<Op> = req
+            .ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| check_op(i, op))
+            .collect::<Result<_>>()?;
+        self.store
+            .writer
+            .run(move |ctx| {
+                let at = refs::address(
+                    ctx,
+                    &ws,
+                    req.target.as_deref(),
+                    req.branch.as_deref(),
+                    req.doc.as_deref(),
+                    |r| &r.graph_doc,
+                    &Naming {
+                        tool: "branchmind_graph_apply",
+                        fields: &[("doc", "graph")],
+                    },
+                )?;
+                refs::existing_branch(ctx, &ws, "branch", &at.branch)?;
+                let mut applied = GraphApplied::default();
+                let (mut last_seq, mut last_ts_ms) = (0, 0);
+                for op in &ops {
+                    match op {
+                        Op::Node(n) => {
+                            let w = write_node(ctx, &ws, &at.branch, &at.doc, n)?;
+                            (last_seq, last_ts_ms) = (w.last_seq, w.last_ts_ms);
+                            if n.deleted {
+                                applied.nodes_deleted += 1;
+                            } else {
+                                applied.nodes_upserted += 1;
+                            }
+                        }
+                        Op::Edge(e) => {
+                            let w = write_edge(ctx, &ws, &at.branch, &at.doc, e)?;
+                            (last_seq, last_ts_ms) = (w.last_seq, w.last_ts_ms);
+                            if e.deleted {
+                                applied.edges_deleted += 1;
+                            } else {
+                                applied.edges_upserted += 1;
+                            }
+                        }
+                    }
+                }
+                Ok(GraphApplyResponse {
+                    branch: at.branch,
+                    doc: at.doc,
+                    applied,
+                    last_seq,
+                    last_ts_ms,
+                })
+            })
+            .await
+    }
+}
