@@ -1,15 +1,15 @@
-//! Documents: append-only entries, their views, diffs and merges; branches and checkout.
+//! Documents: append-only entries, their views, diffs and merges. Branches and checkout are in
+//! [`super::branches`].
 
-use moss_client::ErrorCode;
 use moss_client::reasoning::*;
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::refs::{self, ALL, DocAddress, MAIN, Naming};
+use super::refs::{self, ALL, DocAddress, Naming};
 use super::{Reasoning, cursor, limit, now_ms, object_json, parse_json};
 use crate::budget::{self, Fit, blank_budget, cut_text};
 use crate::error::{Error, Result};
-use crate::store::{WriteCtx, migrations};
+use crate::store::WriteCtx;
 
 /// The columns an [`Entry`] is read from, in [`entry_from_row`]'s order.
 pub const ENTRY_COLUMNS: &str = "seq, ts_ms, branch, doc, kind, title, format, meta_json, \
@@ -309,25 +309,6 @@ impl Fit for ReasoningExport {
     }
 }
 
-impl Fit for BranchListResponse {
-    fn units(&self) -> usize {
-        self.branches.len()
-    }
-    fn keep(&mut self, n: usize) {
-        if n < self.branches.len() {
-            self.branches.truncate(n);
-            self.pagination.has_more = true;
-            self.pagination.count = n as i64;
-            // Branches page by creation sequence, which the list does not show; the last
-            // kept one's is recorded when the page is read (see branch_list).
-        }
-    }
-    fn set_budget(&mut self, budget: Budget) {
-        self.truncated = budget.truncated;
-        self.budget = budget;
-    }
-}
-
 /// How `branchmind_notes_commit` names its document.
 const NOTES_COMMIT: Naming = Naming {
     tool: "branchmind_notes_commit",
@@ -372,60 +353,6 @@ fn kind(value: &str) -> Result<String> {
 }
 
 impl Reasoning {
-    /// `branchmind_init`.
-    pub async fn init(&self, req: InitRequest) -> Result<InitResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let storage_dir = self.storage_dir.clone();
-        self.store
-            .writer
-            .run(move |ctx| {
-                ctx.prepare_cached(
-                    "INSERT OR IGNORE INTO reasoning_checkout(workspace, branch) VALUES (?1, ?2)",
-                )?
-                .execute(params![ws, MAIN])?;
-                Ok(InitResponse {
-                    checkout: refs::checkout(ctx, &ws)?,
-                    workspace: ws,
-                    storage_dir,
-                    schema_version: migrations::MIGRATIONS.len() as i64,
-                })
-            })
-            .await
-    }
-
-    /// `branchmind_status`.
-    pub async fn status(&self, req: ReasoningStatusRequest) -> Result<ReasoningStatus> {
-        let ws = refs::workspace(&req.workspace)?;
-        self.store
-            .readers
-            .run(move |conn| {
-                let branches: i64 = conn.query_row(
-                    "SELECT count(*) FROM reasoning_branches WHERE workspace = ?1 AND name != 'main'",
-                    [&ws],
-                    |r| r.get(0),
-                )?;
-                let last_event = crate::tasks::interface::last_event(conn, &ws)?;
-                let last_seq: Option<i64> = conn.query_row(
-                    "SELECT max(s) FROM (
-                       SELECT max(seq) AS s FROM reasoning_entries WHERE workspace = ?1
-                       UNION ALL SELECT max(seq) FROM graph_nodes WHERE workspace = ?1
-                       UNION ALL SELECT max(seq) FROM graph_edges WHERE workspace = ?1)",
-                    [&ws],
-                    |r| r.get(0),
-                )?;
-                Ok(ReasoningStatus {
-                    checkout: refs::checkout(conn, &ws)?,
-                    workspace: ws,
-                    schema_version: migrations::MIGRATIONS.len() as i64,
-                    branches: branches + 1,
-                    last_event_id: last_event.map(|(s, _)| crate::tasks::interface::event_id(s)),
-                    last_event_ts: last_event.map(|(_, t)| t / 1000),
-                    last_seq,
-                })
-            })
-            .await
-    }
-
     /// `branchmind_notes_commit`.
     pub async fn notes_commit(&self, req: NotesCommitRequest) -> Result<CommitResponse> {
         self.commit(CommitRequest {
@@ -720,169 +647,6 @@ impl Reasoning {
                     skipped,
                     dry_run,
                     pagination,
-                })
-            })
-            .await
-    }
-
-    /// `branchmind_branch_create`.
-    pub async fn branch_create(&self, req: BranchCreateRequest) -> Result<BranchCreateResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let name = refs::name("name", &req.name)?;
-        if name.chars().any(char::is_whitespace) {
-            return Err(Error::invalid_field(
-                "name",
-                "a branch name has no whitespace",
-            ));
-        }
-        if refs::target_id("name", name.split_once('/').map_or("", |(_, t)| t)).is_ok()
-            && (name.starts_with("task/") || name.starts_with("plan/"))
-        {
-            return Err(Error::invalid_field(
-                "name",
-                format!(
-                    "{name:?} is a plan's or task's canonical branch; tasks_create makes those"
-                ),
-            ));
-        }
-        let from = req
-            .from
-            .as_deref()
-            .map(|f| refs::name("from", f))
-            .transpose()?;
-        self.store
-            .writer
-            .run(move |ctx| {
-                let from = match from {
-                    Some(f) => f,
-                    None => refs::checkout(ctx, &ws)?,
-                };
-                refs::sources(ctx, &ws, "from", &from)?;
-                if refs::branch(ctx, &ws, &name)?.is_some() {
-                    return Err(Error::new(
-                        ErrorCode::Conflict,
-                        format!("branch {name:?} already exists in workspace {ws:?}"),
-                    )
-                    .with_details(json!({ "field": "name", "branch": name })));
-                }
-                let seq = ctx.next_seq();
-                let ts_ms = now_ms();
-                ctx.prepare_cached(
-                    "INSERT INTO reasoning_branches(workspace, name, base_branch, base_seq,
-                       created_seq, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-                )?
-                .execute(params![ws, name, from, seq, ts_ms])?;
-                Ok(BranchCreateResponse {
-                    workspace: ws,
-                    branch: BranchInfo {
-                        name,
-                        base_branch: Some(from),
-                        base_seq: Some(seq),
-                        created_at_ms: Some(ts_ms),
-                        current: false,
-                    },
-                })
-            })
-            .await
-    }
-
-    /// `branchmind_branch_list`: newest first, `main` last.
-    pub async fn branch_list(&self, req: BranchListRequest) -> Result<BranchListResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
-        let limit = limit("limit", req.limit, 50, 200)?;
-        let cursor = cursor(req.cursor)?;
-        let (mut resp, seqs) = self
-            .store
-            .readers
-            .run(move |conn| {
-                let current = refs::checkout(conn, &ws)?;
-                let mut stmt = conn.prepare_cached(
-                    "SELECT name, base_branch, base_seq, created_at_ms, created_seq
-                     FROM reasoning_branches WHERE workspace = ?1 AND created_seq < ?2
-                     ORDER BY created_seq DESC LIMIT ?3",
-                )?;
-                let mut branches = Vec::new();
-                let mut seqs = Vec::new();
-                for row in stmt.query_map(params![ws, cursor.unwrap_or(ALL), limit + 1], |r| {
-                    Ok((
-                        BranchInfo {
-                            name: r.get(0)?,
-                            base_branch: r.get(1)?,
-                            base_seq: r.get(2)?,
-                            created_at_ms: r.get(3)?,
-                            current: false,
-                        },
-                        r.get::<_, i64>(4)?,
-                    ))
-                })? {
-                    let (b, s) = row?;
-                    branches.push(b);
-                    seqs.push(s);
-                }
-                let has_more = branches.len() as i64 > limit;
-                branches.truncate(limit as usize);
-                seqs.truncate(limit as usize);
-                if !has_more && !branches.iter().any(|b| b.name == MAIN) {
-                    branches.push(refs::branch(conn, &ws, MAIN)?.expect("main always exists"));
-                    seqs.push(0);
-                }
-                for b in &mut branches {
-                    b.current = b.name == current;
-                }
-                let count = branches.len() as i64;
-                Ok((
-                    BranchListResponse {
-                        workspace: ws,
-                        branches,
-                        pagination: SeqPagination {
-                            cursor,
-                            next_cursor: if has_more { seqs.last().copied() } else { None },
-                            has_more,
-                            limit,
-                            count,
-                        },
-                        truncated: false,
-                        budget: blank_budget(),
-                    },
-                    seqs,
-                ))
-            })
-            .await?;
-        let full = resp.branches.len();
-        resp = budget::fit(resp, &caps)?;
-        if resp.branches.len() < full {
-            resp.pagination.next_cursor = resp
-                .branches
-                .len()
-                .checked_sub(1)
-                .map(|i| seqs[i])
-                .or(cursor);
-        }
-        Ok(resp)
-    }
-
-    /// `branchmind_checkout`.
-    pub async fn checkout(&self, req: CheckoutRequest) -> Result<CheckoutResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let target = refs::name("ref", &req.reference)?;
-        self.store
-            .writer
-            .run(move |ctx| {
-                refs::existing_branch(ctx, &ws, "ref", &target)?;
-                let previous: Option<String> = ctx
-                    .prepare_cached("SELECT branch FROM reasoning_checkout WHERE workspace = ?1")?
-                    .query_row([&ws], |r| r.get(0))
-                    .optional()?;
-                ctx.prepare_cached(
-                    "INSERT INTO reasoning_checkout(workspace, branch) VALUES (?1, ?2)
-                     ON CONFLICT(workspace) DO UPDATE SET branch = excluded.branch",
-                )?
-                .execute(params![ws, target])?;
-                Ok(CheckoutResponse {
-                    workspace: ws,
-                    previous: Some(previous.unwrap_or_else(|| MAIN.into())),
-                    current: target,
                 })
             })
             .await

@@ -3,7 +3,8 @@
 //!
 //! - [`refs`]: workspaces, branch and document names, targets (`TASK-001` → its
 //!   `reasoning_ref`), branches and their base chains (the *sources* of a branch's view).
-//! - [`docs`]: entries: commit, show, log, diff, merge, export, search.
+//! - [`branches`]: init, status, creating and listing branches, checkout.
+//! - [`docs`]: entries: commit, show, log, diff, merge, export; [`search`]: full-text search.
 //! - [`graph`]: versioned nodes and edges: apply, query, validate, diff, merge, conflicts.
 //! - [`think`]: card types, templates, cards, context and the next card to write.
 //!
@@ -15,6 +16,7 @@
 //! [`Reasoning`] holds one method per operation; REST handlers, MCP tools and CLI subcommands all
 //! end here. [`family`] registers the tools and routes.
 
+pub mod branches;
 pub mod docs;
 pub mod family;
 pub mod graph;
