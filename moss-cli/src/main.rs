@@ -9,8 +9,8 @@
 //! - `ops`: the reasoning, tasks and memory groups (`moss reason …`, `moss tasks …`, `moss mem …`),
 //!   one subcommand per
 //!   operation, the request assembled from `key=value` fields (`fields`: a field given twice).
-//! - `bench`: the load generator behind `moss bench`; `scratch`: the daemon of its own it
-//!   measures unless told to measure the running one.
+//! - `bench/`: the load generator behind `moss bench`, a file per workload; `scratch`: the
+//!   daemon of its own it measures unless told to measure the running one.
 //! - `connect`: address and token resolution; `autostart`: starting the daemon on demand.
 //! - `lifecycle` (`moss daemon …`), `service` (`moss service …`), `bridge` (`moss mcp`, the
 //!   stdio bridge) and `mcp_config` (`moss mcp config …`).
@@ -18,10 +18,6 @@
 mod autostart;
 mod backup;
 mod bench;
-mod bench_memory;
-mod bench_reasoning;
-mod bench_search;
-mod bench_watch;
 mod bridge;
 mod bulk;
 mod capsule;

@@ -5,6 +5,11 @@
 //! fetch by name (names stored in the first phase, picked at random), and `GET /health` (the
 //! HTTP floor). Latency is measured per request on the client side.
 
+mod memory;
+mod reasoning;
+mod search;
+mod watch;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -305,7 +310,7 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
         .await?;
     let duration = Duration::from_secs_f64(args.duration);
     if args.watch {
-        return crate::bench_watch::run(
+        return watch::run(
             client,
             args.clients,
             duration,
@@ -316,7 +321,7 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
         .await;
     }
     if args.memory {
-        return crate::bench_memory::run(
+        return memory::run(
             client,
             args.clients,
             duration,
@@ -327,9 +332,9 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
         .await;
     }
     if args.reasoning {
-        return crate::bench_reasoning::run(
+        return reasoning::run(
             client,
-            crate::bench_reasoning::Sizes {
+            reasoning::Sizes {
                 clients: args.clients,
                 duration,
                 size: args.size,
@@ -344,7 +349,7 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
         .await;
     }
     if args.search {
-        return crate::bench_search::run(
+        return search::run(
             client,
             args.capsules,
             args.workspace,
