@@ -222,7 +222,7 @@ mod tests {
         let text = "## Objective\nship\n## Current status\n\n  \n## Decisions\n- wal\n## Notes\n";
         assert_eq!(empty_sections(text), ["Current status"]);
         assert!(
-            empty_sections(&crate::bench::capsule_of_size(300, 1).replace("Running.", "x"))
+            empty_sections(&crate::bench::load::capsule_of_size(300, 1).replace("Running.", "x"))
                 .is_empty()
         );
     }

@@ -16,7 +16,7 @@ use moss_client::capsule::StoreRequest;
 use moss_client::memory::{Contexts, MemoryRecallRequest, MemoryStoreRequest};
 use serde::Serialize;
 
-use crate::bench::{OpReport, XorShift, capsule_of_size, phase};
+use super::load::{OpReport, XorShift, capsule_of_size, phase};
 use crate::output::outln;
 
 #[derive(Debug, Serialize)]
@@ -141,7 +141,7 @@ pub async fn run(
     let populate_s = start.elapsed().as_secs_f64();
     // A recall waits for the index to hold every write before it: let it catch up first, so
     // that the recall phases time recalls, not the indexer.
-    crate::bench::index_catch_up(client, Duration::from_secs(120)).await?;
+    super::load::index_catch_up(client, Duration::from_secs(120)).await?;
 
     // 3. Recall, one client.
     let (c, w) = (client.clone(), ws.clone());

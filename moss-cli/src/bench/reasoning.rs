@@ -22,7 +22,7 @@ use moss_client::reasoning::{
 use moss_client::tasks::{NewStep, TasksCreateRequest, TasksRadarRequest};
 use serde::Serialize;
 
-use crate::bench::{OpReport, capsule_of_size, phase};
+use super::load::{OpReport, capsule_of_size, phase};
 use crate::output::outln;
 
 /// What `--reasoning` is told.

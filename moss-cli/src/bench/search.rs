@@ -20,7 +20,7 @@ use moss_client::Client;
 use moss_client::capsule::{ListRequest, SearchRequest, StoreMode, StoreRequest};
 use serde::Serialize;
 
-use crate::bench::{OpReport, XorShift, capsule_of_size, phase};
+use super::load::{OpReport, XorShift, capsule_of_size, phase};
 use crate::output::outln;
 
 const RARE: u64 = 1000;

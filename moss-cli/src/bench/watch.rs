@@ -17,7 +17,7 @@ use moss_client::Client;
 use moss_client::capsule::{RunIds, StoreRequest, WatchRequest};
 use serde::Serialize;
 
-use crate::bench::capsule_of_size;
+use super::load::capsule_of_size;
 use crate::output::outln;
 
 #[derive(Debug, Serialize)]
