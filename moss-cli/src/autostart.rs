@@ -11,7 +11,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::net::SocketAddr;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,48 +19,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use moss_client::Client;
 use moss_client::daemon::Health;
-use moss_client::{Client, ClientError};
 
 use crate::connect;
+use crate::mossd::{ensure_home, find_mossd};
 use crate::output;
+use crate::probe::{Probe, Unavailable, probe};
 use crate::service;
 
 /// How long a started daemon may take to answer `/health`.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
-/// How long one `/health` probe may take before the address counts as not answering.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often a starting daemon is probed.
 const POLL: Duration = Duration::from_millis(20);
 /// How many lines of the log a start failure quotes.
 const LOG_LINES: usize = 15;
-
-/// The daemon could not be reached or started; printed as `[UNAVAILABLE] …`.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Unavailable(pub String);
-
-/// What answers at an address.
-#[derive(Debug)]
-pub enum Probe {
-    /// A Moss daemon.
-    Up(Health),
-    /// Nothing (connection refused).
-    Down,
-    /// Something that is not a healthy Moss daemon, or no answer in time.
-    Other(String),
-}
-
-/// `GET /health` at `client`'s address, bounded by [`PROBE_TIMEOUT`].
-pub async fn probe(client: &Client) -> Probe {
-    match tokio::time::timeout(PROBE_TIMEOUT, client.health()).await {
-        Ok(Ok(h)) if h.status == "ok" => Probe::Up(h),
-        Ok(Ok(h)) => Probe::Other(format!("/health says {:?}", h.status)),
-        Ok(Err(ClientError::Unreachable { .. })) => Probe::Down,
-        Ok(Err(e)) => Probe::Other(e.to_string()),
-        Err(_) => Probe::Other(format!("/health did not answer within {PROBE_TIMEOUT:?}")),
-    }
-}
 
 /// Whether `MOSS_NO_AUTOSTART` turns autostart off (any value but empty and `0`).
 pub fn autostart_disabled() -> bool {
@@ -121,35 +94,6 @@ pub fn warn_on_version_mismatch(addr: &str, h: &Health) {
     }
 }
 
-/// `mossd` next to this `moss` binary, else the first on `PATH`.
-pub fn find_mossd() -> anyhow::Result<PathBuf> {
-    if let Ok(exe) = std::env::current_exe() {
-        let exe = exe.canonicalize().unwrap_or(exe);
-        let beside = exe.with_file_name("mossd");
-        if is_executable(&beside) {
-            return Ok(beside);
-        }
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let candidate = dir.join("mossd");
-            if is_executable(&candidate) {
-                return Ok(candidate);
-            }
-        }
-    }
-    Err(Unavailable(
-        "cannot find mossd: it is neither next to this moss binary nor on PATH. Install it \
-         (`cargo install --path moss-daemon`) or add its directory to PATH"
-            .into(),
-    )
-    .into())
-}
-
-fn is_executable(p: &Path) -> bool {
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
 /// The daemon's log when `moss` starts it.
 pub fn log_path(home: &Path) -> PathBuf {
     home.join("mossd.log")
@@ -157,13 +101,6 @@ pub fn log_path(home: &Path) -> PathBuf {
 
 fn start_lock_path(home: &Path) -> PathBuf {
     home.join("mossd.start.lock")
-}
-
-/// Creates `$MOSS_HOME` (0700) if needed.
-pub fn ensure_home(home: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(home).with_context(|| format!("cannot create {}", home.display()))?;
-    std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o700))
-        .with_context(|| format!("cannot set mode 700 on {}", home.display()))
 }
 
 /// Starts `mossd --addr addr` detached, under the start lock, and waits for `/health`.

@@ -4,7 +4,7 @@ use anyhow::{Context, bail};
 use moss_client::daemon::{BackupRequest, BackupResponse};
 
 use crate::output::{self, Format};
-use crate::{autostart, lifecycle};
+use crate::{autostart, mossd, stop};
 
 /// One key/value row per field.
 impl output::Render for BackupResponse {}
@@ -27,8 +27,8 @@ pub async fn restore(addr: &str, path: &str) -> anyhow::Result<()> {
             path.display()
         );
     }
-    lifecycle::stop(addr, true).await?;
-    let mossd = autostart::find_mossd()?;
+    stop::stop(addr, true).await?;
+    let mossd = mossd::find_mossd()?;
     let out = std::process::Command::new(&mossd)
         .arg("--restore-backup")
         .arg(&path)

@@ -12,6 +12,9 @@
 //! - `bench/`: the load generator behind `moss bench`, a file per workload; `scratch`: the
 //!   daemon of its own it measures unless told to measure the running one.
 //! - `connect`: address and token resolution; `autostart`: starting the daemon on demand.
+//! - `probe`: what answers at an address (and `Unavailable`); `mossd`: the binary and home
+//!   `moss` starts the daemon with; `stop`: stopping it and waiting until it is gone. The
+//!   commands that start, stop or install the daemon share these instead of each other.
 //! - `lifecycle` (`moss daemon …`), `service` (`moss service …`), `bridge` (`moss mcp`, the
 //!   stdio bridge) and `mcp_config` (`moss mcp config …`).
 
@@ -27,12 +30,15 @@ mod fields;
 mod history;
 mod lifecycle;
 mod mcp_config;
+mod mossd;
 mod new;
 mod ops;
 mod output;
+mod probe;
 mod scratch;
 mod search;
 mod service;
+mod stop;
 mod swarm;
 mod transfer;
 

@@ -509,7 +509,7 @@ pub fn error_line(e: &anyhow::Error) -> String {
             other => format!("[INTERNAL] {other}"),
         };
     }
-    if let Some(u) = e.downcast_ref::<crate::autostart::Unavailable>() {
+    if let Some(u) = e.downcast_ref::<crate::probe::Unavailable>() {
         return format!("[UNAVAILABLE] {u}");
     }
     if let Some(i) = e.downcast_ref::<Interrupted>() {

@@ -12,8 +12,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use moss_client::Client;
 
-use crate::autostart;
 use crate::connect;
+use crate::mossd;
 
 /// How long the scratch daemon may take to announce its address, and to stop.
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -30,7 +30,7 @@ impl ScratchDaemon {
     /// Starts `mossd --addr 127.0.0.1:0` on a fresh home and waits for its address.
     pub async fn start() -> anyhow::Result<ScratchDaemon> {
         let home = connect::require_home()?;
-        autostart::ensure_home(&home)?;
+        mossd::ensure_home(&home)?;
         let dir = tempfile::Builder::new()
             .prefix("bench-")
             .tempdir_in(&home)
@@ -40,7 +40,7 @@ impl ScratchDaemon {
             std::fs::copy(&config, dir.path().join("config.json"))
                 .with_context(|| format!("cannot copy {}", config.display()))?;
         }
-        let mossd = autostart::find_mossd()?;
+        let mossd = mossd::find_mossd()?;
         let log_path = dir.path().join("mossd.log");
         let log = File::create(&log_path)?;
         let mut child = Command::new(&mossd)

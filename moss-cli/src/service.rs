@@ -13,9 +13,10 @@ use clap::{Args, Subcommand, ValueEnum};
 use moss_client::Client;
 use moss_client::daemon::Health;
 
-use crate::autostart::{self, Probe, Unavailable};
 use crate::connect;
+use crate::mossd::{ensure_home, find_mossd};
 use crate::output::{out, outln};
+use crate::probe::{Probe, Unavailable, probe};
 
 const SYSTEMD_TEMPLATE: &str = include_str!("../../systemd/moss.service");
 const LAUNCHD_TEMPLATE: &str = include_str!("../../launchd/dev.moss.mossd.plist");
@@ -253,7 +254,7 @@ impl Installed {
             Ok(true) => {
                 let deadline = Instant::now() + SERVICE_START_WAIT;
                 loop {
-                    if let Probe::Up(h) = autostart::probe(client).await {
+                    if let Probe::Up(h) = probe(client).await {
                         return Ok(h);
                     }
                     if Instant::now() >= deadline {
@@ -312,7 +313,7 @@ pub async fn run_command(cmd: ServiceCommand, addr: &str) -> anyhow::Result<()> 
 
 async fn install(a: InstallArgs, addr: &str) -> anyhow::Result<()> {
     let manager = a.manager.unwrap_or_else(Manager::current);
-    let mossd = autostart::find_mossd()?;
+    let mossd = find_mossd()?;
     let mossd = mossd.canonicalize().unwrap_or(mossd);
     let sock = connect::socket_addr(addr)?;
     if !sock.ip().is_loopback() {
@@ -338,7 +339,7 @@ async fn install(a: InstallArgs, addr: &str) -> anyhow::Result<()> {
     // Whether the daemon answering now (if any) is this service's own, from an earlier install.
     let service_was_running = managing(addr, &home).is_some_and(|i| i.active() == Ok(true));
     // The unit makes the home its only writable path, so it must exist before the daemon runs.
-    autostart::ensure_home(&home)?;
+    ensure_home(&home)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
@@ -363,8 +364,8 @@ async fn install(a: InstallArgs, addr: &str) -> anyhow::Result<()> {
     }
     // A daemon moss started itself would hold the port and the database.
     let client = connect::client(addr)?;
-    if !service_was_running && let Probe::Up(_) = autostart::probe(&client).await {
-        crate::lifecycle::stop(addr, false).await?;
+    if !service_was_running && let Probe::Up(_) = probe(&client).await {
+        crate::stop::stop(addr, false).await?;
         outln!("stopped the daemon moss had started at {sock}, so the service can take over")?;
     }
     match manager {
