@@ -45,7 +45,7 @@ pub async fn run(addr: &str, toolsets: &[String]) -> anyhow::Result<()> {
         http: reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .build()?,
-        url: crate::mcp_config::mcp_url(addr, toolsets),
+        url: connect::mcp_url(addr, toolsets),
         addr: addr.to_string(),
         token: connect::token()?,
         session: RwLock::new(None),

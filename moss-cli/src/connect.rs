@@ -59,6 +59,21 @@ pub fn base_url(addr: &str) -> String {
     }
 }
 
+/// The daemon's MCP endpoint, narrowed to `toolsets` when some are given.
+pub fn mcp_url(addr: &str, toolsets: &[String]) -> String {
+    let base = format!("{}/mcp", base_url(addr));
+    let names: Vec<&str> = toolsets
+        .iter()
+        .map(|t| t.trim())
+        .filter(|t| !t.is_empty())
+        .collect();
+    if names.is_empty() {
+        base
+    } else {
+        format!("{base}?toolsets={}", names.join(","))
+    }
+}
+
 /// The `IP:port` that `mossd --addr` takes, from `host:port` or `http://host:port`.
 pub fn socket_addr(addr: &str) -> anyhow::Result<SocketAddr> {
     let bare = addr

@@ -93,27 +93,12 @@ pub async fn run(args: McpArgs, addr: &str) -> anyhow::Result<()> {
                      $MOSS_HOME/token is missing and MOSS_TOKEN is unset (is auth \"none\"? then \
                      leave the header out)",
                 )?;
-                http_config(c.client, &mcp_url(addr, &c.toolsets), &token)
+                http_config(c.client, &connect::mcp_url(addr, &c.toolsets), &token)
             };
             out!("{text}")?;
             eprintln!("{hint}");
             Ok(())
         }
-    }
-}
-
-/// The daemon's MCP endpoint, narrowed to `toolsets` when some are given.
-pub fn mcp_url(addr: &str, toolsets: &[String]) -> String {
-    let base = format!("{}/mcp", connect::base_url(addr));
-    let names: Vec<&str> = toolsets
-        .iter()
-        .map(|t| t.trim())
-        .filter(|t| !t.is_empty())
-        .collect();
-    if names.is_empty() {
-        base
-    } else {
-        format!("{base}?toolsets={}", names.join(","))
     }
 }
 
@@ -315,10 +300,13 @@ mod tests {
 
     #[test]
     fn toolsets_narrow_the_url_and_the_bridge() {
-        assert_eq!(mcp_url("127.0.0.1:6677", &[]), "http://127.0.0.1:6677/mcp");
+        assert_eq!(
+            connect::mcp_url("127.0.0.1:6677", &[]),
+            "http://127.0.0.1:6677/mcp"
+        );
         let toolsets = vec!["capsule".to_string(), "tasks".to_string()];
         assert_eq!(
-            mcp_url("127.0.0.1:6677", &toolsets),
+            connect::mcp_url("127.0.0.1:6677", &toolsets),
             "http://127.0.0.1:6677/mcp?toolsets=capsule,tasks"
         );
         let moss = Path::new("/bin/moss");
