@@ -4,7 +4,7 @@ use clap::Args;
 use moss_client::Client;
 use moss_client::capsule::{BulkDeleteRequest, BulkUpdateRequest, PurgeRequest, RunIds};
 
-use crate::capsule::Orchestration;
+use crate::capsule_args::Orchestration;
 use crate::output::{Format, print};
 
 /// Filters of the bulk operations; all given ones must match.

@@ -1,12 +1,11 @@
 //! Capsule subcommands: each builds the wire request and calls the typed client.
 
-use std::io::{IsTerminal, Read};
-
 use anyhow::bail;
 use clap::{Args, Subcommand};
 use moss_client::Client;
 use moss_client::capsule::*;
 
+use crate::capsule_args::{AddressArgs, Orchestration, flag, stdin_text};
 use crate::output::{Format, print};
 
 #[derive(Debug, Subcommand)]
@@ -220,40 +219,6 @@ pub enum CapsuleCommand {
     Import(crate::transfer::ImportArgs),
 }
 
-/// `<id>` or `--workspace` + `--name`.
-#[derive(Debug, Args)]
-pub struct AddressArgs {
-    /// Capsule id.
-    id: Option<String>,
-    /// Workspace of the named capsule (default "default").
-    #[arg(long)]
-    workspace: Option<String>,
-    /// Capsule name.
-    #[arg(long)]
-    name: Option<String>,
-}
-
-/// `--run-id`, `--phase`, `--role`.
-#[derive(Debug, Args, Default)]
-pub struct Orchestration {
-    /// Orchestration run id (as a filter: several, comma-separated).
-    #[arg(long)]
-    pub run_id: Option<String>,
-    /// Workflow phase.
-    #[arg(long)]
-    pub phase: Option<String>,
-    /// Agent role.
-    #[arg(long)]
-    pub role: Option<String>,
-}
-
-impl Orchestration {
-    /// The run id as a filter (commas separate several).
-    pub fn runs(&self) -> Option<RunIds> {
-        self.run_id.as_deref().map(RunIds::from)
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct StoreArgs {
     /// Name (handle) unique in the workspace; omit for an id-only capsule.
@@ -430,21 +395,6 @@ pub struct InventoryArgs {
     orchestration: Orchestration,
 }
 
-pub fn flag(b: bool) -> Option<bool> {
-    b.then_some(true)
-}
-
-/// Capsule text from stdin; `None` when stdin is a terminal or empty.
-pub fn stdin_text() -> anyhow::Result<Option<String>> {
-    let stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        return Ok(None);
-    }
-    let mut text = String::new();
-    stdin.lock().read_to_string(&mut text)?;
-    Ok((!text.is_empty()).then_some(text))
-}
-
 /// The evidence of `--evidence TYPE=REF` flags and an `--evidence-file`; `None` when neither
 /// was given. A file holding `[]` is an empty list (which clears the evidence on update).
 fn evidence(
@@ -484,12 +434,6 @@ fn refs(workspace: &str, names: Vec<String>, ids: Vec<String>) -> Option<Vec<Cap
     let mut out: Vec<CapsuleRef> = ids.into_iter().map(CapsuleRef::by_id).collect();
     out.extend(names.into_iter().map(|n| CapsuleRef::by_name(workspace, n)));
     (!out.is_empty()).then_some(out)
-}
-
-impl AddressArgs {
-    pub fn parts(self) -> (Option<String>, Option<String>, Option<String>) {
-        (self.id, self.workspace, self.name)
-    }
 }
 
 pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow::Result<()> {

@@ -8,7 +8,7 @@ use moss_client::capsule::{
     ComposePivot, ComposeRequest, RunIds, StoreAs, StoreMode,
 };
 
-use crate::capsule::{AddressArgs, Orchestration, flag, stdin_text};
+use crate::capsule_args::{AddressArgs, Orchestration, flag, stdin_text};
 use crate::output::outln;
 use crate::output::{Format, print};
 

@@ -13,7 +13,7 @@ use crate::output::{Format, print};
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
     #[command(flatten)]
-    address: crate::capsule::AddressArgs,
+    address: crate::capsule_args::AddressArgs,
     /// When an active capsule holds the name: error (default), replace (delete it first) or
     /// rename (restore under `<name>-1`, `-2`, …).
     #[arg(long, value_parser = ["error", "replace", "rename"])]
@@ -38,7 +38,7 @@ pub async fn restore(a: RestoreArgs, client: &Client, format: Format) -> anyhow:
 #[derive(Debug, Args)]
 pub struct LineageArgs {
     #[command(flatten)]
-    address: crate::capsule::AddressArgs,
+    address: crate::capsule_args::AddressArgs,
     /// Steps to walk each way (default 3, at most 10).
     #[arg(long)]
     depth: Option<i64>,
@@ -120,7 +120,7 @@ pub async fn clone(a: CloneArgs, client: &Client, format: Format) -> anyhow::Res
 #[derive(Debug, Args)]
 pub struct VersionsArgs {
     #[command(flatten)]
-    address: crate::capsule::AddressArgs,
+    address: crate::capsule_args::AddressArgs,
     /// A soft-deleted capsule too.
     #[arg(long)]
     include_deleted: bool,

@@ -2,7 +2,8 @@
 //!
 //! - `capsule`: the capsule family's subcommand group (store, fetch, …, flattened at the top
 //!   level); `search`, `compose` (compose, append), `bulk` (bulk-delete, bulk-update, purge)
-//!   and `transfer` (export, import) hold the rest. A family's group is one `Subcommand` enum
+//!   and `transfer` (export, import) hold the rest; `capsule_args` what they share (the
+//!   address, the orchestration flags, stdin). A family's group is one `Subcommand` enum
 //!   with its `run`, and one variant of `Command`.
 //! - `output`: JSON (default), or each response type's own table (`Render`); errors as
 //!   `[CODE] message`.
@@ -24,6 +25,7 @@ mod bench;
 mod bridge;
 mod bulk;
 mod capsule;
+mod capsule_args;
 mod compose;
 mod connect;
 mod fields;

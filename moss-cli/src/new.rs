@@ -11,7 +11,7 @@ use clap::Args;
 use moss_client::capsule::{StoreMode, StoreRequest};
 use moss_client::{Client, ClientError, ErrorCode};
 
-use crate::capsule::Orchestration;
+use crate::capsule_args::Orchestration;
 use crate::output::{Format, print};
 
 /// Lines starting with this are guidance, dropped before the text is stored.

@@ -4,7 +4,7 @@ use clap::Args;
 use moss_client::Client;
 use moss_client::capsule::SearchRequest;
 
-use crate::capsule::{Orchestration, flag};
+use crate::capsule_args::{Orchestration, flag};
 use crate::output::{Format, print};
 
 #[derive(Debug, Args)]

@@ -4,7 +4,7 @@ use clap::Args;
 use moss_client::Client;
 use moss_client::capsule::{RunIds, StatsRequest, WatchRequest};
 
-use crate::capsule::Orchestration;
+use crate::capsule_args::Orchestration;
 use crate::output::outln;
 use crate::output::{Format, print};
 
