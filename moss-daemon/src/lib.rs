@@ -7,7 +7,8 @@
 //!   once); [`app`]: the state handlers reach, one handle per memory.
 //! - [`capsule`], [`reasoning`], [`tasks`], [`memory`] (the associative memory): each memory's
 //!   operations, and its family;
-//!   [`budget`]: the hard output caps of reasoning and tasks reads.
+//!   [`budget`]: the hard output caps of reasoning and tasks reads; [`read`]: the frame of
+//!   those reads (workspace, caps, page, read pool, fit).
 //! - What every memory shares, so that none writes it again: [`names`] (workspace and name
 //!   normalization), [`bounds`] (length bounds of text fields), [`tags`] (cleaning, storing
 //!   and filtering tags), [`page`] (pagination arguments), [`sql_filter`] (`WHERE` clauses
@@ -45,6 +46,7 @@ pub mod names;
 pub mod page;
 pub mod paths;
 pub mod progress;
+pub mod read;
 pub mod reasoning;
 pub mod search_text;
 pub mod server;

@@ -8,9 +8,11 @@ use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
 use super::refs::{self, ALL, MAIN};
-use super::{Reasoning, cursor, limit, now_ms};
-use crate::budget::{self, Fit, blank_budget};
+use super::{Reasoning, now_ms};
+use crate::budget::Fit;
+use crate::budget::blank_budget;
 use crate::error::{Error, Result};
+use crate::read::Read;
 use crate::store::migrations;
 
 impl Fit for BranchListResponse {
@@ -65,7 +67,13 @@ impl Reasoning {
                     [&ws],
                     |r| r.get(0),
                 )?;
-                let last_event = crate::tasks::interface::last_event(conn, &ws)?;
+                let last_event: Option<(i64, i64)> = conn
+                    .query_row(
+                        "SELECT seq, ts_ms FROM task_events WHERE workspace = ?1 ORDER BY seq DESC LIMIT 1",
+                        [&ws],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()?;
                 let last_seq: Option<i64> = conn.query_row(
                     "SELECT max(s) FROM (
                        SELECT max(seq) AS s FROM reasoning_entries WHERE workspace = ?1
@@ -150,10 +158,9 @@ impl Reasoning {
 
     /// `branchmind_branch_list`: newest first, `main` last.
     pub async fn branch_list(&self, req: BranchListRequest) -> Result<BranchListResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
-        let limit = limit("limit", req.limit, 50, 200)?;
-        let cursor = cursor(req.cursor)?;
+        let read = Read::new(self.config.output_max_chars, &req)?;
+        let (limit, cursor) = read.page(req.limit, req.cursor, 50, 200)?;
+        let ws = read.ws().to_string();
         let (mut resp, seqs) = self
             .store
             .readers
@@ -212,7 +219,7 @@ impl Reasoning {
             })
             .await?;
         let full = resp.branches.len();
-        resp = budget::fit(resp, &caps)?;
+        resp = read.fit(resp)?;
         if resp.branches.len() < full {
             resp.pagination.next_cursor = resp
                 .branches

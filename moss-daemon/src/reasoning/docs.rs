@@ -7,8 +7,10 @@ use serde_json::Value;
 
 use super::refs::{self, ALL, DocAddress, Naming};
 use super::{Reasoning, cursor, limit, now_ms, object_json, parse_json};
-use crate::budget::{self, Fit, blank_budget, cut_text};
+use crate::budget::blank_budget;
+use crate::budget::{Fit, cut_text};
 use crate::error::{Error, Result};
+use crate::read::Read;
 use crate::store::WriteCtx;
 
 /// The columns an [`Entry`] is read from, in [`entry_from_row`]'s order.
@@ -420,10 +422,8 @@ impl Reasoning {
 
     /// `branchmind_show`.
     pub async fn show(&self, req: ShowRequest) -> Result<ShowResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
-        let limit = limit("limit", req.limit, 20, 200)?;
-        let cursor = cursor(req.cursor)?;
+        let read = Read::new(self.config.output_max_chars, &req)?;
+        let (limit, cursor) = read.page(req.limit, req.cursor, 20, 200)?;
         let pick: fn(&ReasoningRef) -> &str = match req.doc_kind.as_deref() {
             None | Some("notes") => |r| &r.notes_doc,
             Some("trace") => |r| &r.trace_doc,
@@ -435,151 +435,130 @@ impl Reasoning {
                 ));
             }
         };
-        let resp = self
-            .store
-            .readers
-            .run(move |conn| {
-                let at = refs::address(
-                    conn,
-                    &ws,
-                    req.target.as_deref(),
-                    req.branch.as_deref(),
-                    req.doc.as_deref(),
-                    pick,
-                    &Naming {
-                        tool: "branchmind_show",
-                        fields: &[("doc", "notes")],
-                    },
-                )?;
-                let sources = refs::sources(conn, &ws, "branch", &at.branch)?;
-                let rows = read_ranges(
-                    conn,
-                    &ws,
-                    Some(&at.doc),
-                    None,
-                    &view(&sources),
-                    cursor,
-                    limit,
-                )?;
-                let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
-                Ok(ShowResponse {
-                    branch: at.branch,
-                    doc: at.doc,
-                    entries,
-                    pagination,
-                    truncated: false,
-                    budget: blank_budget(),
-                })
+        read.run(&self.store, move |conn, ws| {
+            let at = refs::address(
+                conn,
+                &ws,
+                req.target.as_deref(),
+                req.branch.as_deref(),
+                req.doc.as_deref(),
+                pick,
+                &Naming {
+                    tool: "branchmind_show",
+                    fields: &[("doc", "notes")],
+                },
+            )?;
+            let sources = refs::sources(conn, &ws, "branch", &at.branch)?;
+            let rows = read_ranges(
+                conn,
+                &ws,
+                Some(&at.doc),
+                None,
+                &view(&sources),
+                cursor,
+                limit,
+            )?;
+            let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
+            Ok(ShowResponse {
+                branch: at.branch,
+                doc: at.doc,
+                entries,
+                pagination,
+                truncated: false,
+                budget: blank_budget(),
             })
-            .await?;
-        budget::fit(resp, &caps)
+        })
+        .await
     }
 
     /// `branchmind_log`: a branch's entries across its documents (its view), newest first.
     pub async fn log(&self, req: LogRequest) -> Result<LogResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
-        let limit = limit("limit", req.limit, 20, 200)?;
-        let cursor = cursor(req.cursor)?;
+        let read = Read::new(self.config.output_max_chars, &req)?;
+        let (limit, cursor) = read.page(req.limit, req.cursor, 20, 200)?;
         let kind_filter = req.kind.clone();
-        let resp = self
-            .store
-            .readers
-            .run(move |conn| {
-                let (branch, _) =
-                    refs::branch_of(conn, &ws, req.target.as_deref(), req.branch.as_deref())?;
-                let sources = refs::sources(conn, &ws, "branch", &branch)?;
-                let rows = read_ranges(
-                    conn,
-                    &ws,
-                    None,
-                    kind_filter.as_deref(),
-                    &view(&sources),
-                    cursor,
-                    limit,
-                )?;
-                let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
-                Ok(LogResponse {
-                    branch,
-                    entries,
-                    pagination,
-                    truncated: false,
-                    budget: blank_budget(),
-                })
+        read.run(&self.store, move |conn, ws| {
+            let (branch, _) =
+                refs::branch_of(conn, &ws, req.target.as_deref(), req.branch.as_deref())?;
+            let sources = refs::sources(conn, &ws, "branch", &branch)?;
+            let rows = read_ranges(
+                conn,
+                &ws,
+                None,
+                kind_filter.as_deref(),
+                &view(&sources),
+                cursor,
+                limit,
+            )?;
+            let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
+            Ok(LogResponse {
+                branch,
+                entries,
+                pagination,
+                truncated: false,
+                budget: blank_budget(),
             })
-            .await?;
-        budget::fit(resp, &caps)
+        })
+        .await
     }
 
     /// `branchmind_export`.
     pub async fn export(&self, req: ReasoningExportRequest) -> Result<ReasoningExport> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
+        let read = Read::new(self.config.output_max_chars, &req)?;
         let notes_limit = limit("notes_limit", req.notes_limit, 20, 200)?;
         let trace_limit = limit("trace_limit", req.trace_limit, 20, 200)?;
-        let resp = self
-            .store
-            .readers
-            .run(move |conn| {
-                let r = refs::resolve_target(conn, &ws, &req.target)?;
-                let (_, id) = refs::target_id("target", &req.target)?;
-                let target = crate::tasks::interface::load_item(conn, &ws, &id)?
-                    .map(|item| serde_json::to_value(item).expect("items serialize"))
-                    .unwrap_or(Value::Null);
-                let sources = refs::sources(conn, &ws, "target", &r.branch)?;
-                let ranges = view(&sources);
-                let slice = |doc: &str, lim: i64| -> Result<DocSlice> {
-                    let rows = read_ranges(conn, &ws, Some(doc), None, &ranges, None, lim)?;
-                    let (entries, pagination) = page_of(rows, None, lim, |e| e.seq);
-                    Ok(DocSlice {
-                        doc: doc.to_string(),
-                        entries,
-                        pagination,
-                    })
-                };
-                Ok(ReasoningExport {
-                    target,
-                    notes: slice(&r.notes_doc, notes_limit)?,
-                    trace: slice(&r.trace_doc, trace_limit)?,
-                    reasoning_ref: r,
-                    truncated: false,
-                    budget: blank_budget(),
+        read.run(&self.store, move |conn, ws| {
+            let r = refs::resolve_target(conn, &ws, &req.target)?;
+            let (_, id) = refs::target_id("target", &req.target)?;
+            let target = crate::tasks::interface::load_item(conn, &ws, &id)?
+                .map(|item| serde_json::to_value(item).expect("items serialize"))
+                .unwrap_or(Value::Null);
+            let sources = refs::sources(conn, &ws, "target", &r.branch)?;
+            let ranges = view(&sources);
+            let slice = |doc: &str, lim: i64| -> Result<DocSlice> {
+                let rows = read_ranges(conn, &ws, Some(doc), None, &ranges, None, lim)?;
+                let (entries, pagination) = page_of(rows, None, lim, |e| e.seq);
+                Ok(DocSlice {
+                    doc: doc.to_string(),
+                    entries,
+                    pagination,
                 })
+            };
+            Ok(ReasoningExport {
+                target,
+                notes: slice(&r.notes_doc, notes_limit)?,
+                trace: slice(&r.trace_doc, trace_limit)?,
+                reasoning_ref: r,
+                truncated: false,
+                budget: blank_budget(),
             })
-            .await?;
-        budget::fit(resp, &caps)
+        })
+        .await
     }
 
     /// `branchmind_diff`.
     pub async fn diff(&self, req: DiffRequest) -> Result<DiffResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
-        let limit = limit("limit", req.limit, 20, 200)?;
-        let cursor = cursor(req.cursor)?;
+        let read = Read::new(self.config.output_max_chars, &req)?;
+        let (limit, cursor) = read.page(req.limit, req.cursor, 20, 200)?;
         let from = refs::name("from", &req.from)?;
         let to = refs::name("to", &req.to)?;
         let doc = refs::name("doc", req.doc.as_deref().unwrap_or("notes"))?;
-        let resp = self
-            .store
-            .readers
-            .run(move |conn| {
-                let from_sources = refs::sources(conn, &ws, "from", &from)?;
-                let to_sources = refs::sources(conn, &ws, "to", &to)?;
-                let ranges = difference(&to_sources, &from_sources);
-                let rows = read_ranges(conn, &ws, Some(&doc), None, &ranges, cursor, limit)?;
-                let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
-                Ok(DiffResponse {
-                    from,
-                    to,
-                    doc,
-                    entries,
-                    pagination,
-                    truncated: false,
-                    budget: blank_budget(),
-                })
+        read.run(&self.store, move |conn, ws| {
+            let from_sources = refs::sources(conn, &ws, "from", &from)?;
+            let to_sources = refs::sources(conn, &ws, "to", &to)?;
+            let ranges = difference(&to_sources, &from_sources);
+            let rows = read_ranges(conn, &ws, Some(&doc), None, &ranges, cursor, limit)?;
+            let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
+            Ok(DiffResponse {
+                from,
+                to,
+                doc,
+                entries,
+                pagination,
+                truncated: false,
+                budget: blank_budget(),
             })
-            .await?;
-        budget::fit(resp, &caps)
+        })
+        .await
     }
 
     /// `branchmind_merge`: copies the notes of `from`'s view that `into`'s view lacks, each

@@ -28,9 +28,7 @@ pub mod think;
 
 use std::sync::Arc;
 
-use crate::budget::Caps;
 use crate::config::Config;
-use crate::error::Result;
 use crate::store::Store;
 
 // Shared helpers, under the names this family's files reach them by (`super::limit`, …).
@@ -55,21 +53,6 @@ impl Reasoning {
             config,
             storage_dir,
         }
-    }
-
-    /// The caps of a read.
-    fn caps(
-        &self,
-        max_chars: Option<i64>,
-        max_bytes: Option<i64>,
-        max_lines: Option<i64>,
-    ) -> Result<Caps> {
-        Caps::new(
-            self.config.output_max_chars,
-            max_chars,
-            max_bytes,
-            max_lines,
-        )
     }
 }
 

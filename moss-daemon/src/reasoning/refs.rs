@@ -7,7 +7,6 @@ use serde_json::json;
 
 use super::suggest;
 use crate::error::{Error, Result};
-use crate::names;
 
 /// The root branch every workspace has.
 pub const MAIN: &str = "main";
@@ -19,15 +18,7 @@ pub const MAX_NAME_CHARS: usize = 128;
 pub const ALL: i64 = i64::MAX;
 
 /// The required workspace of a reasoning or tasks request, normalized.
-pub fn workspace(value: &str) -> Result<String> {
-    if value.trim().is_empty() {
-        return Err(Error::invalid_field(
-            "workspace",
-            "workspace is required: a stable identifier of the project, e.g. \"moss\"",
-        ));
-    }
-    Ok(names::workspace(Some(value))?.norm)
-}
+pub use crate::read::workspace;
 
 /// A branch or document name: 1-128 characters, no control characters, no `|`, no leading or
 /// trailing space.

@@ -11,8 +11,10 @@ use super::docs::{NewEntry, insert_entry};
 use super::graph;
 use super::refs::{self, Naming};
 use super::{Reasoning, limit, suggest};
-use crate::budget::{self, Fit, blank_budget};
+use crate::budget::Fit;
+use crate::budget::blank_budget;
 use crate::error::{Error, Result};
+use crate::read::Read;
 
 /// The card types, in the order a line of reasoning usually takes.
 pub const SUPPORTED_TYPES: [&str; 8] = [
@@ -434,24 +436,20 @@ pub fn next_card(nodes: &HashMap<String, GraphNode>, edges: &[GraphEdge]) -> Opt
 impl Reasoning {
     /// `branchmind_think_template`.
     pub async fn think_template(&self, req: ThinkTemplateRequest) -> Result<ThinkTemplateResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
+        let read = Read::new(self.config.output_max_chars, &req)?;
         let ty = req.card_type.trim().to_lowercase();
         if !SUPPORTED_TYPES.contains(&ty.as_str()) {
-            return Err(unknown_type(&ws, &req.card_type));
+            return Err(unknown_type(read.ws(), &req.card_type));
         }
         let template = template(&ty);
-        budget::fit(
-            ThinkTemplateResponse {
-                dsl: dsl(&template),
-                card_type: ty,
-                supported_types: SUPPORTED_TYPES.iter().map(|s| s.to_string()).collect(),
-                template,
-                truncated: false,
-                budget: blank_budget(),
-            },
-            &caps,
-        )
+        read.fit(ThinkTemplateResponse {
+            dsl: dsl(&template),
+            card_type: ty,
+            supported_types: SUPPORTED_TYPES.iter().map(|s| s.to_string()).collect(),
+            template,
+            truncated: false,
+            budget: blank_budget(),
+        })
     }
 
     /// `branchmind_think_card`: the trace entry and the graph node and edges, in one
@@ -536,47 +534,42 @@ impl Reasoning {
 
     /// `branchmind_think_context`: the newest cards and counts by type.
     pub async fn think_context(&self, req: ThinkContextRequest) -> Result<ThinkContextResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
+        let read = Read::new(self.config.output_max_chars, &req)?;
         let limit = limit("limit_cards", req.limit_cards, 30, 200)?;
-        let resp = self
-            .store
-            .readers
-            .run(move |conn| {
-                let (at, sources) = Reasoning::graph_address(
-                    conn,
-                    &ws,
-                    req.target.as_deref(),
-                    req.branch.as_deref(),
-                    req.graph_doc.as_deref(),
-                    &Naming {
-                        tool: "branchmind_think_context",
-                        fields: &[("graph_doc", "graph")],
-                    },
-                )?;
-                let nodes = graph::all_nodes(conn, &ws, &sources, &at.doc)?;
-                let by_type = graph::count_by_type(&nodes, &SUPPORTED_TYPES);
-                let mut cards: Vec<GraphNode> = nodes
-                    .into_values()
-                    .filter(|n| !n.deleted && SUPPORTED_TYPES.contains(&n.node_type.as_str()))
-                    .collect();
-                cards.sort_by_key(|x| std::cmp::Reverse(x.last_seq));
-                let total = cards.len() as i64;
-                cards.truncate(limit as usize);
-                Ok(ThinkContextResponse {
-                    branch: at.branch,
-                    graph_doc: at.doc,
-                    stats: CardStats {
-                        cards: total,
-                        by_type,
-                    },
-                    truncated: false,
-                    cards,
-                    budget: blank_budget(),
-                })
+        read.run(&self.store, move |conn, ws| {
+            let (at, sources) = Reasoning::graph_address(
+                conn,
+                &ws,
+                req.target.as_deref(),
+                req.branch.as_deref(),
+                req.graph_doc.as_deref(),
+                &Naming {
+                    tool: "branchmind_think_context",
+                    fields: &[("graph_doc", "graph")],
+                },
+            )?;
+            let nodes = graph::all_nodes(conn, &ws, &sources, &at.doc)?;
+            let by_type = graph::count_by_type(&nodes, &SUPPORTED_TYPES);
+            let mut cards: Vec<GraphNode> = nodes
+                .into_values()
+                .filter(|n| !n.deleted && SUPPORTED_TYPES.contains(&n.node_type.as_str()))
+                .collect();
+            cards.sort_by_key(|x| std::cmp::Reverse(x.last_seq));
+            let total = cards.len() as i64;
+            cards.truncate(limit as usize);
+            Ok(ThinkContextResponse {
+                branch: at.branch,
+                graph_doc: at.doc,
+                stats: CardStats {
+                    cards: total,
+                    by_type,
+                },
+                truncated: false,
+                cards,
+                budget: blank_budget(),
             })
-            .await?;
-        budget::fit(resp, &caps)
+        })
+        .await
     }
 
     /// `branchmind_think_next`.

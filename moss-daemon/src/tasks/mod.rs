@@ -25,9 +25,7 @@ pub use mutations::ingest;
 
 use std::sync::Arc;
 
-use crate::budget::Caps;
 use crate::config::Config;
-use crate::error::Result;
 use crate::store::Store;
 
 /// Most steps one call creates.
@@ -50,19 +48,5 @@ pub struct Tasks {
 impl Tasks {
     pub fn new(store: Store, config: Arc<Config>) -> Tasks {
         Tasks { store, config }
-    }
-
-    fn caps(
-        &self,
-        max_chars: Option<i64>,
-        max_bytes: Option<i64>,
-        max_lines: Option<i64>,
-    ) -> Result<Caps> {
-        Caps::new(
-            self.config.output_max_chars,
-            max_chars,
-            max_bytes,
-            max_lines,
-        )
     }
 }

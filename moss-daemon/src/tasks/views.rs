@@ -8,10 +8,12 @@ use serde_json::{Value, json};
 
 use super::Tasks;
 use super::items::{event_id, event_seq, existing_item, focus_of, item_from_row, load_steps};
-use crate::budget::{self, Fit, blank_budget, cut_text};
+use crate::budget::blank_budget;
+use crate::budget::{Fit, cut_text};
 use crate::error::{Error, Result, suggest};
 use crate::json_field::parse_json;
 use crate::page::limit;
+use crate::read::Read;
 use crate::reasoning::interface::docs::{keep_page, page_of};
 use crate::reasoning::interface::refs::{self, ALL};
 
@@ -89,42 +91,35 @@ impl Fit for TasksRadarResponse {
 impl Tasks {
     /// `tasks_context`: plans and tasks, newest first, paginated by creation sequence.
     pub async fn context(&self, req: TasksContextRequest) -> Result<TasksContextResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
-        let limit = limit("limit", req.limit, 50, 200)?;
-        let cursor = crate::page::cursor(req.cursor)?;
-        let resp = self
-            .store
-            .readers
-            .run(move |conn| {
-                let items: Vec<TaskItem> = conn
-                    .prepare_cached(
-                        "SELECT id, kind, parent, title, description, contract, contract_json, revision,
-                           created_at_ms, updated_at_ms, seq,
-                           (SELECT count(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id),
-                           (SELECT count(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id AND s.done)
-                         FROM task_items i WHERE workspace = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3",
-                    )?
-                    .query_map(params![ws, cursor.unwrap_or(ALL), limit + 1], item_from_row)?
-                    .collect::<rusqlite::Result<_>>()?;
-                let (items, pagination) = page_of(items, cursor, limit, |i| i.seq);
-                Ok(TasksContextResponse {
-                    focus: focus_of(conn, &ws)?,
-                    workspace: ws,
-                    pagination,
-                    items,
-                    truncated: false,
-                    budget: blank_budget(),
-                })
+        let read = Read::new(self.config.output_max_chars, &req)?;
+        let (limit, cursor) = read.page(req.limit, req.cursor, 50, 200)?;
+        read.run(&self.store, move |conn, ws| {
+            let items: Vec<TaskItem> = conn
+                .prepare_cached(
+                    "SELECT id, kind, parent, title, description, contract, contract_json, revision,
+                       created_at_ms, updated_at_ms, seq,
+                       (SELECT count(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id),
+                       (SELECT count(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id AND s.done)
+                     FROM task_items i WHERE workspace = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3",
+                )?
+                .query_map(params![ws, cursor.unwrap_or(ALL), limit + 1], item_from_row)?
+                .collect::<rusqlite::Result<_>>()?;
+            let (items, pagination) = page_of(items, cursor, limit, |i| i.seq);
+            Ok(TasksContextResponse {
+                focus: focus_of(conn, &ws)?,
+                workspace: ws,
+                pagination,
+                items,
+                truncated: false,
+                budget: blank_budget(),
             })
-            .await?;
-        budget::fit(resp, &caps)
+        })
+        .await
     }
 
     /// `tasks_delta`: events after `since`, oldest first.
     pub async fn delta(&self, req: TasksDeltaRequest) -> Result<TasksDeltaResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
+        let read = Read::new(self.config.output_max_chars, &req)?;
         let limit = limit("limit", req.limit, 100, 500)?;
         let since = req
             .since
@@ -132,44 +127,40 @@ impl Tasks {
             .filter(|s| !s.is_empty())
             .map(|s| event_seq("since", s))
             .transpose()?;
-        let resp = self
-            .store
-            .readers
-            .run(move |conn| {
-                let mut events: Vec<TaskEvent> = conn
-                    .prepare_cached(
-                        "SELECT seq, ts_ms, task_id, path, type, payload_json FROM task_events
-                         WHERE workspace = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-                    )?
-                    .query_map(params![ws, since.unwrap_or(0), limit + 1], |r| {
-                        let ts_ms: i64 = r.get(1)?;
-                        Ok(TaskEvent {
-                            event_id: event_id(r.get(0)?),
-                            ts: ts_ms / 1000,
-                            ts_ms,
-                            task_id: r.get(2)?,
-                            path: r.get(3)?,
-                            event_type: r.get(4)?,
-                            payload: parse_json(r.get(5)?).unwrap_or(Value::Null),
-                        })
-                    })?
-                    .collect::<rusqlite::Result<_>>()?;
-                let has_more = events.len() as i64 > limit;
-                events.truncate(limit as usize);
-                Ok(TasksDeltaResponse {
-                    workspace: ws,
-                    next_cursor: events
-                        .last()
-                        .map(|e| e.event_id.clone())
-                        .or(since.map(event_id)),
-                    has_more,
-                    events,
-                    truncated: false,
-                    budget: blank_budget(),
-                })
+        read.run(&self.store, move |conn, ws| {
+            let mut events: Vec<TaskEvent> = conn
+                .prepare_cached(
+                    "SELECT seq, ts_ms, task_id, path, type, payload_json FROM task_events
+                     WHERE workspace = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                )?
+                .query_map(params![ws, since.unwrap_or(0), limit + 1], |r| {
+                    let ts_ms: i64 = r.get(1)?;
+                    Ok(TaskEvent {
+                        event_id: event_id(r.get(0)?),
+                        ts: ts_ms / 1000,
+                        ts_ms,
+                        task_id: r.get(2)?,
+                        path: r.get(3)?,
+                        event_type: r.get(4)?,
+                        payload: parse_json(r.get(5)?).unwrap_or(Value::Null),
+                    })
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            let has_more = events.len() as i64 > limit;
+            events.truncate(limit as usize);
+            Ok(TasksDeltaResponse {
+                workspace: ws,
+                next_cursor: events
+                    .last()
+                    .map(|e| e.event_id.clone())
+                    .or(since.map(event_id)),
+                has_more,
+                events,
+                truncated: false,
+                budget: blank_budget(),
             })
-            .await?;
-        budget::fit(resp, &caps)
+        })
+        .await
     }
 
     /// `tasks_focus_get`.
@@ -229,85 +220,80 @@ impl Tasks {
 
     /// `tasks_radar`.
     pub async fn radar(&self, req: TasksRadarRequest) -> Result<TasksRadarResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
-        let resp = self
-            .store
-            .readers
-            .run(move |conn| {
-                let focus = focus_of(conn, &ws)?;
-                let target = match req.task.as_deref().filter(|t| !t.trim().is_empty()).or(focus.as_deref()) {
-                    Some(t) => t.to_string(),
-                    None => {
-                        return Err(suggest(
-                            Error::invalid_field("task", "no task given and no focus set: give task, or set one with tasks_focus_set"),
-                            "tasks_context",
-                            json!({ "workspace": ws }),
-                        ));
-                    }
-                };
-                let item = existing_item(conn, &ws, "task", &target)?;
-                let steps = load_steps(conn, &ws, &item.id)?;
-                let open: Vec<&Step> = steps.iter().map(|s| &s.step).filter(|s| s.status != "done").collect();
-                let first_open = open.first().map(|s| (*s).clone());
-                let missing_criteria = open.iter().filter(|s| !s.criteria_confirmed).count() as i64;
-                let missing_tests = open.iter().filter(|s| !s.tests_confirmed).count() as i64;
-                let mut verify = Vec::new();
-                let mut next = Vec::new();
-                if let Some(f) = &first_open {
-                    if !f.criteria_confirmed {
-                        verify.push(format!("Confirm the criteria of {} ({}): {}", f.path, f.step_id, if f.success_criteria.is_empty() { "none defined yet (tasks_define)".to_string() } else { f.success_criteria.join("; ") }));
-                    }
-                    if !f.tests_confirmed {
-                        verify.push(format!("Confirm the tests of {} ({}): {}", f.path, f.step_id, if f.tests.is_empty() { "none defined yet (tasks_define)".to_string() } else { f.tests.join("; ") }));
-                    }
-                    if f.criteria_confirmed && f.tests_confirmed {
-                        next.push(format!("Close {} ({}) with tasks_done: {}", f.path, f.step_id, f.title));
-                    } else {
-                        next.push(format!("Work on {} ({}): {}", f.path, f.step_id, f.title));
-                    }
-                    if let Some(after) = open.get(1) {
-                        next.push(format!("Then {} ({}): {}", after.path, after.step_id, after.title));
-                    }
-                } else if steps.is_empty() {
-                    next.push("Add steps with tasks_decompose".into());
+        let read = Read::new(self.config.output_max_chars, &req)?;
+        read.run(&self.store, move |conn, ws| {
+            let focus = focus_of(conn, &ws)?;
+            let target = match req.task.as_deref().filter(|t| !t.trim().is_empty()).or(focus.as_deref()) {
+                Some(t) => t.to_string(),
+                None => {
+                    return Err(suggest(
+                        Error::invalid_field("task", "no task given and no focus set: give task, or set one with tasks_focus_set"),
+                        "tasks_context",
+                        json!({ "workspace": ws }),
+                    ));
+                }
+            };
+            let item = existing_item(conn, &ws, "task", &target)?;
+            let steps = load_steps(conn, &ws, &item.id)?;
+            let open: Vec<&Step> = steps.iter().map(|s| &s.step).filter(|s| s.status != "done").collect();
+            let first_open = open.first().map(|s| (*s).clone());
+            let missing_criteria = open.iter().filter(|s| !s.criteria_confirmed).count() as i64;
+            let missing_tests = open.iter().filter(|s| !s.tests_confirmed).count() as i64;
+            let mut verify = Vec::new();
+            let mut next = Vec::new();
+            if let Some(f) = &first_open {
+                if !f.criteria_confirmed {
+                    verify.push(format!("Confirm the criteria of {} ({}): {}", f.path, f.step_id, if f.success_criteria.is_empty() { "none defined yet (tasks_define)".to_string() } else { f.success_criteria.join("; ") }));
+                }
+                if !f.tests_confirmed {
+                    verify.push(format!("Confirm the tests of {} ({}): {}", f.path, f.step_id, if f.tests.is_empty() { "none defined yet (tasks_define)".to_string() } else { f.tests.join("; ") }));
+                }
+                if f.criteria_confirmed && f.tests_confirmed {
+                    next.push(format!("Close {} ({}) with tasks_done: {}", f.path, f.step_id, f.title));
                 } else {
-                    next.push(format!("All {} steps are done", steps.len()));
+                    next.push(format!("Work on {} ({}): {}", f.path, f.step_id, f.title));
                 }
-                let blockers = open
-                    .iter()
-                    .flat_map(|s| s.blockers.iter().map(move |b| format!("{}: {b}", s.path)))
-                    .collect();
-                let why = match item.kind.as_str() {
-                    "plan" => item.contract.clone().or(item.description.clone()),
-                    _ => item.description.clone().or(item.contract.clone()),
+                if let Some(after) = open.get(1) {
+                    next.push(format!("Then {} ({}): {}", after.path, after.step_id, after.title));
                 }
-                .unwrap_or_default();
-                Ok(TasksRadarResponse {
-                    workspace: ws,
-                    focus,
-                    reasoning_ref: refs::reasoning_ref(&item.kind, &item.id),
-                    radar: Radar {
-                        now: format!("{} {}: {}", if item.kind == "plan" { "Plan" } else { "Task" }, item.id, item.title),
-                        why,
-                        verify,
-                        next,
-                        blockers,
-                    },
-                    steps: StepCounts {
-                        total: steps.len() as i64,
-                        open: open.len() as i64,
-                        done: (steps.len() - open.len()) as i64,
-                        missing_criteria,
-                        missing_tests,
-                        first_open,
-                    },
-                    target: item,
-                    truncated: false,
-                    budget: blank_budget(),
-                })
+            } else if steps.is_empty() {
+                next.push("Add steps with tasks_decompose".into());
+            } else {
+                next.push(format!("All {} steps are done", steps.len()));
+            }
+            let blockers = open
+                .iter()
+                .flat_map(|s| s.blockers.iter().map(move |b| format!("{}: {b}", s.path)))
+                .collect();
+            let why = match item.kind.as_str() {
+                "plan" => item.contract.clone().or(item.description.clone()),
+                _ => item.description.clone().or(item.contract.clone()),
+            }
+            .unwrap_or_default();
+            Ok(TasksRadarResponse {
+                workspace: ws,
+                focus,
+                reasoning_ref: refs::reasoning_ref(&item.kind, &item.id),
+                radar: Radar {
+                    now: format!("{} {}: {}", if item.kind == "plan" { "Plan" } else { "Task" }, item.id, item.title),
+                    why,
+                    verify,
+                    next,
+                    blockers,
+                },
+                steps: StepCounts {
+                    total: steps.len() as i64,
+                    open: open.len() as i64,
+                    done: (steps.len() - open.len()) as i64,
+                    missing_criteria,
+                    missing_tests,
+                    first_open,
+                },
+                target: item,
+                truncated: false,
+                budget: blank_budget(),
             })
-            .await?;
-        budget::fit(resp, &caps)
+        })
+        .await
     }
 }

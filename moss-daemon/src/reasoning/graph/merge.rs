@@ -12,8 +12,10 @@ use super::versions::{
     EDGE_COLUMNS, NODE_COLUMNS, edge_at, edge_from_row, live, node_at, node_from_row, same_edge,
     same_node, write_edge, write_node,
 };
-use crate::budget::{self, Fit, blank_budget};
+use crate::budget::Fit;
+use crate::budget::blank_budget;
 use crate::error::{Error, Result};
+use crate::read::Read;
 use crate::reasoning::docs::{keep_page, page_of};
 use crate::reasoning::refs::{self, ALL};
 use crate::reasoning::{Reasoning, cursor, limit, now_ms, parse_json, suggest};
@@ -258,10 +260,8 @@ impl Reasoning {
         &self,
         req: GraphConflictsRequest,
     ) -> Result<GraphConflictsResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
-        let limit = limit("limit", req.limit, 50, 200)?;
-        let cursor = cursor(req.cursor)?;
+        let read = Read::new(self.config.output_max_chars, &req)?;
+        let (limit, cursor) = read.page(req.limit, req.cursor, 50, 200)?;
         let into = refs::name("into", &req.into)?;
         let doc_arg = req.doc.clone();
         let status = match req.status.as_deref() {
@@ -274,52 +274,48 @@ impl Reasoning {
                 ));
             }
         };
-        let resp = self
-            .store
-            .readers
-            .run(move |conn| {
-                refs::existing_branch(conn, &ws, "into", &into)?;
-                let doc = refs::graph_doc_between(
-                    conn,
-                    &ws,
-                    doc_arg.as_deref(),
-                    &[&into],
-                    "branchmind_graph_conflicts",
-                    json!({ "into": into }),
-                )?;
-                let mut stmt = conn.prepare_cached(
-                    "SELECT conflict_id, kind, key, status, created_at_ms, seq FROM graph_conflicts
-                     WHERE workspace = ?1 AND into_branch = ?2 AND doc = ?3 AND seq < ?4
-                       AND (?5 IS NULL OR status = ?5)
-                     ORDER BY seq DESC LIMIT ?6",
-                )?;
-                let conflicts: Vec<ConflictSummary> = stmt
-                    .query_map(
-                        params![ws, into, doc, cursor.unwrap_or(ALL), status, limit + 1],
-                        |r| {
-                            Ok(ConflictSummary {
-                                conflict_id: r.get(0)?,
-                                kind: r.get(1)?,
-                                key: r.get(2)?,
-                                status: r.get(3)?,
-                                created_at_ms: r.get(4)?,
-                                seq: r.get(5)?,
-                            })
-                        },
-                    )?
-                    .collect::<rusqlite::Result<_>>()?;
-                let (conflicts, pagination) = page_of(conflicts, cursor, limit, |c| c.seq);
-                Ok(GraphConflictsResponse {
-                    into,
-                    doc,
-                    pagination,
-                    conflicts,
-                    truncated: false,
-                    budget: blank_budget(),
-                })
+        read.run(&self.store, move |conn, ws| {
+            refs::existing_branch(conn, &ws, "into", &into)?;
+            let doc = refs::graph_doc_between(
+                conn,
+                &ws,
+                doc_arg.as_deref(),
+                &[&into],
+                "branchmind_graph_conflicts",
+                json!({ "into": into }),
+            )?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT conflict_id, kind, key, status, created_at_ms, seq FROM graph_conflicts
+                 WHERE workspace = ?1 AND into_branch = ?2 AND doc = ?3 AND seq < ?4
+                   AND (?5 IS NULL OR status = ?5)
+                 ORDER BY seq DESC LIMIT ?6",
+            )?;
+            let conflicts: Vec<ConflictSummary> = stmt
+                .query_map(
+                    params![ws, into, doc, cursor.unwrap_or(ALL), status, limit + 1],
+                    |r| {
+                        Ok(ConflictSummary {
+                            conflict_id: r.get(0)?,
+                            kind: r.get(1)?,
+                            key: r.get(2)?,
+                            status: r.get(3)?,
+                            created_at_ms: r.get(4)?,
+                            seq: r.get(5)?,
+                        })
+                    },
+                )?
+                .collect::<rusqlite::Result<_>>()?;
+            let (conflicts, pagination) = page_of(conflicts, cursor, limit, |c| c.seq);
+            Ok(GraphConflictsResponse {
+                into,
+                doc,
+                pagination,
+                conflicts,
+                truncated: false,
+                budget: blank_budget(),
             })
-            .await?;
-        budget::fit(resp, &caps)
+        })
+        .await
     }
 
     /// `branchmind_graph_conflict_show`.

@@ -14,11 +14,13 @@ use super::versions::{
     EDGE_COLUMNS, NODE_COLUMNS, all_edges, all_nodes, edge_from_row, node_from_row, same_edge,
     same_node,
 };
-use crate::budget::{self, Fit, blank_budget, cut_text};
+use crate::budget::blank_budget;
+use crate::budget::{Fit, cut_text};
 use crate::error::{Error, Result};
+use crate::read::Read;
 use crate::reasoning::docs::{keep_page, page_of};
 use crate::reasoning::refs::{self, ALL, Naming};
-use crate::reasoning::{Reasoning, cursor, limit};
+use crate::reasoning::{Reasoning, limit};
 
 /// The filters of a node query, as SQL on `graph_nodes v` and its parameters.
 fn node_filters(
@@ -297,10 +299,8 @@ impl Fit for GraphDiffResponse {
 impl Reasoning {
     /// `branchmind_graph_query`.
     pub async fn graph_query(&self, req: GraphQueryRequest) -> Result<GraphQueryResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
-        let limit = limit("limit", req.limit, 50, 200)?;
-        let cursor = cursor(req.cursor)?;
+        let read = Read::new(self.config.output_max_chars, &req)?;
+        let (limit, cursor) = read.page(req.limit, req.cursor, 50, 200)?;
         let edges_limit = match req.edges_limit {
             None => 200,
             Some(v) if (0..=1000).contains(&v) => v,
@@ -313,192 +313,177 @@ impl Reasoning {
         };
         let include_edges = req.include_edges.unwrap_or(true);
         let filters = node_filters(&req, None)?;
-        let resp = self
-            .store
-            .readers
-            .run(move |conn| {
-                let (at, sources) = Reasoning::graph_address(
-                    conn,
-                    &ws,
-                    req.target.as_deref(),
-                    req.branch.as_deref(),
-                    req.doc.as_deref(),
-                    &Naming {
-                        tool: "branchmind_graph_query",
-                        fields: &[("doc", "graph")],
-                    },
-                )?;
-                let rows = query_nodes(conn, &ws, &sources, &at.doc, &filters, cursor, limit)?;
-                let (nodes, pagination) = page_of(rows, cursor, limit, |n| n.last_seq);
-                let edges = if include_edges {
-                    let ids: Vec<String> = nodes.iter().map(|n| n.id.clone()).collect();
-                    edges_between(conn, &ws, &sources, &at.doc, &ids, edges_limit as usize)?
-                } else {
-                    Vec::new()
-                };
-                Ok(GraphQueryResponse {
-                    branch: at.branch,
-                    doc: at.doc,
-                    pagination,
-                    nodes,
-                    edges,
-                    truncated: false,
-                    budget: blank_budget(),
-                })
+        read.run(&self.store, move |conn, ws| {
+            let (at, sources) = Reasoning::graph_address(
+                conn,
+                &ws,
+                req.target.as_deref(),
+                req.branch.as_deref(),
+                req.doc.as_deref(),
+                &Naming {
+                    tool: "branchmind_graph_query",
+                    fields: &[("doc", "graph")],
+                },
+            )?;
+            let rows = query_nodes(conn, &ws, &sources, &at.doc, &filters, cursor, limit)?;
+            let (nodes, pagination) = page_of(rows, cursor, limit, |n| n.last_seq);
+            let edges = if include_edges {
+                let ids: Vec<String> = nodes.iter().map(|n| n.id.clone()).collect();
+                edges_between(conn, &ws, &sources, &at.doc, &ids, edges_limit as usize)?
+            } else {
+                Vec::new()
+            };
+            Ok(GraphQueryResponse {
+                branch: at.branch,
+                doc: at.doc,
+                pagination,
+                nodes,
+                edges,
+                truncated: false,
+                budget: blank_budget(),
             })
-            .await?;
-        budget::fit(resp, &caps)
+        })
+        .await
     }
 
     /// `branchmind_graph_validate`: every live edge's endpoints must be live nodes.
     pub async fn graph_validate(&self, req: GraphValidateRequest) -> Result<GraphValidateResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
+        let read = Read::new(self.config.output_max_chars, &req)?;
         let max_errors = limit("max_errors", req.max_errors, 50, 1000)?;
-        let resp = self
-            .store
-            .readers
-            .run(move |conn| {
-                let (at, sources) = Reasoning::graph_address(
-                    conn,
-                    &ws,
-                    req.target.as_deref(),
-                    req.branch.as_deref(),
-                    req.doc.as_deref(),
-                    &Naming {
-                        tool: "branchmind_graph_validate",
-                        fields: &[("doc", "graph")],
-                    },
-                )?;
-                let nodes = all_nodes(conn, &ws, &sources, &at.doc)?;
-                let live_nodes: HashSet<&str> = nodes
-                    .values()
-                    .filter(|n| !n.deleted)
-                    .map(|n| n.id.as_str())
-                    .collect();
-                let mut edges: Vec<GraphEdge> = all_edges(conn, &ws, &sources, &at.doc)?
-                    .into_values()
-                    .filter(|e| !e.deleted)
-                    .collect();
-                edges.sort_by_key(|x| std::cmp::Reverse(x.last_seq));
-                let mut errors = Vec::new();
-                let mut error_count = 0i64;
-                for e in &edges {
-                    for end in [&e.from, &e.to] {
-                        if !live_nodes.contains(end.as_str()) {
-                            error_count += 1;
-                            if (errors.len() as i64) < max_errors {
-                                let state = if nodes.contains_key(end.as_str()) {
-                                    "deleted"
-                                } else {
-                                    "missing"
-                                };
-                                errors.push(GraphError {
-                                    code: "dangling_edge".into(),
-                                    message: format!(
-                                        "edge {} -{}-> {}: node {end:?} is {state}",
-                                        e.from, e.rel, e.to
-                                    ),
-                                    from: e.from.clone(),
-                                    rel: e.rel.clone(),
-                                    to: e.to.clone(),
-                                    missing: end.clone(),
-                                });
-                            }
+        read.run(&self.store, move |conn, ws| {
+            let (at, sources) = Reasoning::graph_address(
+                conn,
+                &ws,
+                req.target.as_deref(),
+                req.branch.as_deref(),
+                req.doc.as_deref(),
+                &Naming {
+                    tool: "branchmind_graph_validate",
+                    fields: &[("doc", "graph")],
+                },
+            )?;
+            let nodes = all_nodes(conn, &ws, &sources, &at.doc)?;
+            let live_nodes: HashSet<&str> = nodes
+                .values()
+                .filter(|n| !n.deleted)
+                .map(|n| n.id.as_str())
+                .collect();
+            let mut edges: Vec<GraphEdge> = all_edges(conn, &ws, &sources, &at.doc)?
+                .into_values()
+                .filter(|e| !e.deleted)
+                .collect();
+            edges.sort_by_key(|x| std::cmp::Reverse(x.last_seq));
+            let mut errors = Vec::new();
+            let mut error_count = 0i64;
+            for e in &edges {
+                for end in [&e.from, &e.to] {
+                    if !live_nodes.contains(end.as_str()) {
+                        error_count += 1;
+                        if (errors.len() as i64) < max_errors {
+                            let state = if nodes.contains_key(end.as_str()) {
+                                "deleted"
+                            } else {
+                                "missing"
+                            };
+                            errors.push(GraphError {
+                                code: "dangling_edge".into(),
+                                message: format!(
+                                    "edge {} -{}-> {}: node {end:?} is {state}",
+                                    e.from, e.rel, e.to
+                                ),
+                                from: e.from.clone(),
+                                rel: e.rel.clone(),
+                                to: e.to.clone(),
+                                missing: end.clone(),
+                            });
                         }
                     }
                 }
-                Ok(GraphValidateResponse {
-                    branch: at.branch,
-                    doc: at.doc,
-                    ok: error_count == 0,
-                    stats: GraphStats {
-                        nodes: live_nodes.len() as i64,
-                        edges: edges.len() as i64,
-                    },
-                    truncated: error_count > errors.len() as i64,
-                    errors,
-                    error_count,
-                    budget: blank_budget(),
-                })
+            }
+            Ok(GraphValidateResponse {
+                branch: at.branch,
+                doc: at.doc,
+                ok: error_count == 0,
+                stats: GraphStats {
+                    nodes: live_nodes.len() as i64,
+                    edges: edges.len() as i64,
+                },
+                truncated: error_count > errors.len() as i64,
+                errors,
+                error_count,
+                budget: blank_budget(),
             })
-            .await?;
-        budget::fit(resp, &caps)
+        })
+        .await
     }
 
     /// `branchmind_graph_diff`: states in `to`'s graph that differ from `from`'s, tombstones
     /// included, newest first.
     pub async fn graph_diff(&self, req: GraphDiffRequest) -> Result<GraphDiffResponse> {
-        let ws = refs::workspace(&req.workspace)?;
-        let caps = self.caps(req.max_chars, req.max_bytes, req.max_lines)?;
-        let limit = limit("limit", req.limit, 50, 200)?;
-        let cursor = cursor(req.cursor)?;
+        let read = Read::new(self.config.output_max_chars, &req)?;
+        let (limit, cursor) = read.page(req.limit, req.cursor, 50, 200)?;
         let from = refs::name("from", &req.from)?;
         let to = refs::name("to", &req.to)?;
         let doc_arg = req.doc.clone();
-        let resp = self
-            .store
-            .readers
-            .run(move |conn| {
-                let fs = refs::sources(conn, &ws, "from", &from)?;
-                let ts = refs::sources(conn, &ws, "to", &to)?;
-                let doc = refs::graph_doc_between(
-                    conn,
-                    &ws,
-                    doc_arg.as_deref(),
-                    &[&to, &from],
-                    "branchmind_graph_diff",
-                    json!({ "from": from, "to": to }),
-                )?;
-                let upper = cursor.unwrap_or(ALL);
-                let from_nodes = all_nodes(conn, &ws, &fs, &doc)?;
-                let from_edges = all_edges(conn, &ws, &fs, &doc)?;
-                let mut changes: Vec<GraphChange> = Vec::new();
-                for (id, n) in all_nodes(conn, &ws, &ts, &doc)? {
-                    if n.last_seq >= upper {
-                        continue;
-                    }
-                    let differs = match from_nodes.get(&id) {
-                        Some(f) => !same_node(f, &n),
-                        None => !n.deleted,
-                    };
-                    if differs {
-                        changes.push(GraphChange::Node { id, to: n });
-                    }
+        read.run(&self.store, move |conn, ws| {
+            let fs = refs::sources(conn, &ws, "from", &from)?;
+            let ts = refs::sources(conn, &ws, "to", &to)?;
+            let doc = refs::graph_doc_between(
+                conn,
+                &ws,
+                doc_arg.as_deref(),
+                &[&to, &from],
+                "branchmind_graph_diff",
+                json!({ "from": from, "to": to }),
+            )?;
+            let upper = cursor.unwrap_or(ALL);
+            let from_nodes = all_nodes(conn, &ws, &fs, &doc)?;
+            let from_edges = all_edges(conn, &ws, &fs, &doc)?;
+            let mut changes: Vec<GraphChange> = Vec::new();
+            for (id, n) in all_nodes(conn, &ws, &ts, &doc)? {
+                if n.last_seq >= upper {
+                    continue;
                 }
-                for (k, e) in all_edges(conn, &ws, &ts, &doc)? {
-                    if e.last_seq >= upper {
-                        continue;
-                    }
-                    let differs = match from_edges.get(&k) {
-                        Some(f) => !same_edge(f, &e),
-                        None => !e.deleted,
-                    };
-                    if differs {
-                        changes.push(GraphChange::Edge {
-                            key: EdgeKey {
-                                from: k.0,
-                                rel: k.1,
-                                to: k.2,
-                            },
-                            to: e,
-                        });
-                    }
+                let differs = match from_nodes.get(&id) {
+                    Some(f) => !same_node(f, &n),
+                    None => !n.deleted,
+                };
+                if differs {
+                    changes.push(GraphChange::Node { id, to: n });
                 }
-                changes.sort_by_key(|c| std::cmp::Reverse(change_seq(c)));
-                let (changes, pagination) = page_of(changes, cursor, limit, change_seq);
-                Ok(GraphDiffResponse {
-                    from,
-                    to,
-                    doc,
-                    pagination,
-                    changes,
-                    truncated: false,
-                    budget: blank_budget(),
-                })
+            }
+            for (k, e) in all_edges(conn, &ws, &ts, &doc)? {
+                if e.last_seq >= upper {
+                    continue;
+                }
+                let differs = match from_edges.get(&k) {
+                    Some(f) => !same_edge(f, &e),
+                    None => !e.deleted,
+                };
+                if differs {
+                    changes.push(GraphChange::Edge {
+                        key: EdgeKey {
+                            from: k.0,
+                            rel: k.1,
+                            to: k.2,
+                        },
+                        to: e,
+                    });
+                }
+            }
+            changes.sort_by_key(|c| std::cmp::Reverse(change_seq(c)));
+            let (changes, pagination) = page_of(changes, cursor, limit, change_seq);
+            Ok(GraphDiffResponse {
+                from,
+                to,
+                doc,
+                pagination,
+                changes,
+                truncated: false,
+                budget: blank_budget(),
             })
-            .await?;
-        budget::fit(resp, &caps)
+        })
+        .await
     }
 }
 
