@@ -19,6 +19,7 @@
 //! - `lifecycle` (`moss daemon …`), `service` (`moss service …`), `bridge` (`moss mcp`, the
 //!   stdio bridge) and `mcp_config` (`moss mcp config …`).
 
+mod across;
 mod autostart;
 mod backup;
 mod bench;
@@ -191,6 +192,30 @@ enum Command {
     ///   moss tools --format table
     #[command(verbatim_doc_comment)]
     Tools,
+    /// Every workspace, with what each family holds in it and its last activity.
+    ///
+    /// Examples:
+    ///   moss workspaces
+    ///   moss workspaces --format table
+    #[command(verbatim_doc_comment)]
+    Workspaces,
+    /// Search everything remembered, in one ranked list: capsules, reasoning notes and cards,
+    /// plans, tasks and steps, memories (the moss_search tool).
+    ///
+    /// Examples:
+    ///   moss find refunds
+    ///   moss find "retry policy" -w myproject --families capsule,reasoning
+    ///   moss find 'auth*' --limit 5
+    #[command(verbatim_doc_comment)]
+    Find(across::FindArgs),
+    /// Where the work stands, in one call: a task's radar, handoffs, open questions, decisions,
+    /// notes, memories and the last changes (the moss_context tool).
+    ///
+    /// Examples:
+    ///   moss context -w myproject
+    ///   moss context -w myproject --task TASK-001 --query "refund flow" --max-chars 6000
+    #[command(verbatim_doc_comment)]
+    Context(across::ContextArgs),
     /// Print a shell completion script.
     ///
     /// Examples:
@@ -242,6 +267,18 @@ fn main() -> ExitCode {
             Command::Daemon(cmd) => lifecycle::run(cmd, &addr, cli.format).await,
             Command::Service(cmd) => service::run_command(cmd, &addr).await,
             Command::Mcp(args) => mcp_config::run(args, &addr).await,
+            Command::Workspaces => {
+                let client = autostart::ensure_running(&addr).await?;
+                across::workspaces(&client, cli.format).await
+            }
+            Command::Find(args) => {
+                let client = autostart::ensure_running(&addr).await?;
+                across::find(&client, args, cli.format).await
+            }
+            Command::Context(args) => {
+                let client = autostart::ensure_running(&addr).await?;
+                across::context(&client, args, cli.format).await
+            }
             Command::Tools => {
                 let client = autostart::ensure_running(&addr).await?;
                 output::print(&client.tools().await?, cli.format)

@@ -184,6 +184,125 @@ impl Render for ComposeResponse {
     }
 }
 
+impl Render for moss_client::moss::WorkspacesResponse {
+    fn table(&self) -> String {
+        let mut t = new_table();
+        set_header(
+            &mut t,
+            [
+                "workspace",
+                "capsules",
+                "reasoning",
+                "tasks",
+                "memories",
+                "last activity",
+            ],
+        );
+        for w in &self.items {
+            t.add_row(vec![
+                w.workspace.clone(),
+                w.counts.capsules.to_string(),
+                w.counts.reasoning.to_string(),
+                w.counts.tasks.to_string(),
+                w.counts.memories.to_string(),
+                w.last_activity.clone().unwrap_or_default(),
+            ]);
+        }
+        t.to_string()
+    }
+}
+
+impl Render for moss_client::moss::SearchResponse {
+    fn table(&self) -> String {
+        let mut t = new_table();
+        set_header(
+            &mut t,
+            [
+                "score",
+                "family",
+                "kind",
+                "id",
+                "workspace",
+                "title",
+                "snippet",
+            ],
+        );
+        for h in &self.items {
+            t.add_row(vec![
+                format!("{:.3}", h.score),
+                h.family.clone(),
+                h.kind.clone(),
+                h.id.clone(),
+                h.workspace.clone(),
+                h.title.clone(),
+                plain_snippet(&h.snippet),
+            ]);
+        }
+        let mut out = t.to_string();
+        if let Some(next) = &self.pagination.next_cursor {
+            out.push_str(&format!(
+                "
+more: --cursor {next}"
+            ));
+        }
+        if let Some(hint) = &self.hint {
+            out.push_str(&format!(
+                "
+{hint}"
+            ));
+        }
+        out
+    }
+}
+
+impl Render for moss_client::moss::ContextResponse {
+    /// The radar, then a short table per section that holds something.
+    fn table(&self) -> String {
+        let mut out = format!("workspace {}", self.workspace);
+        if let Some(task) = &self.task {
+            out.push_str(&format!(", task {task}"));
+        }
+        if let Some(radar) = &self.radar {
+            out.push('\n');
+            out.push_str(&key_values(radar));
+        }
+        for (name, items) in [
+            ("handoffs", &self.handoffs),
+            ("open tasks", &self.open_tasks),
+            ("questions", &self.questions),
+            ("decisions", &self.decisions),
+            ("notes", &self.notes),
+            ("memories", &self.memories),
+            ("changes", &self.changes),
+        ] {
+            if items.is_empty() {
+                continue;
+            }
+            let mut t = new_table();
+            set_header(&mut t, ["kind", "id", "title", "updated"]);
+            for i in items {
+                t.add_row(vec![
+                    i.kind.clone(),
+                    i.id.clone(),
+                    i.title.clone(),
+                    i.updated_at.clone().unwrap_or_default(),
+                ]);
+            }
+            out.push_str(&format!("\n\n{name}\n{t}"));
+        }
+        if !self.dropped.is_empty() {
+            out.push_str(&format!(
+                "\n\ndropped to fit max_chars: {}",
+                self.dropped.join(", ")
+            ));
+        }
+        if let Some(hint) = &self.hint {
+            out.push_str(&format!("\n{hint}"));
+        }
+        out
+    }
+}
+
 impl Render for ToolList {
     fn table(&self) -> String {
         let mut t = new_table();

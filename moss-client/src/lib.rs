@@ -3,6 +3,7 @@
 //! - [`error`]: the error codes, their HTTP statuses, and the `{"error":{...}}` envelope.
 //! - [`capsule`], [`reasoning`], [`tasks`], [`memory`]: requests and responses of the
 //!   `capsule_*`, `branchmind_*`, `tasks_*` and `memory_*` operations (one module per family).
+//! - [`moss`]: the cross-family operations (`moss_*`): workspaces, one search, the resume call.
 //! - [`op`]: how a family declares its operations once (tool, route, types, description).
 //! - [`daemon`]: the daemon's own routes: health, status, shutdown, the tool list, progress.
 //! - `client` (feature `http`, on by default): a typed async client over the REST routes, with a
@@ -15,6 +16,7 @@ pub mod capsule;
 pub mod daemon;
 pub mod error;
 pub mod memory;
+pub mod moss;
 pub mod op;
 pub mod reasoning;
 pub mod tasks;

@@ -90,6 +90,7 @@ pub const FAMILIES: &[&Family] = &[
     &crate::reasoning::family::REASONING,
     &crate::tasks::family::TASKS,
     &crate::memory::family::MEMORY,
+    &crate::moss::family::MOSS,
 ];
 
 /// No hand-written routes: a family whose tools are all served at their table entries' routes.
@@ -255,7 +256,8 @@ pub fn encode<T: Serialize>(resp: Result<T>) -> Result<Value> {
 /// table entry's) and the REST route at the entry's method and path. Decoding the arguments
 /// (an `INVALID_REQUEST` naming the field) and encoding the response are done here, once.
 ///
-/// `tool!(TasksCreate, rest: family, …)` leaves the REST route to the family's hand-written
+/// `tool!(MossSearch, rest: query, …)` serves a `GET` entry with its request in the query
+/// string. `tool!(TasksCreate, rest: family, …)` leaves the REST route to the family's hand-written
 /// routes (resource-shaped ones, such as `GET /capsules/{id}`).
 #[macro_export]
 macro_rules! tool {
@@ -263,6 +265,21 @@ macro_rules! tool {
         $crate::tool!(@tool $op, Some({
             fn route(tag: &'static str) -> $crate::family::Route {
                 $crate::api::ops::route::<$op, _, _>(
+                    tag,
+                    |app: $crate::app::AppState, $r: <$op as moss_client::op::Op>::Request| async move {
+                        let $app = &*app;
+                        let $progress = $crate::progress::Progress::none();
+                        $call.await
+                    },
+                )
+            }
+            route
+        }), |$app, $r, $progress| $call)
+    };
+    ($op:ty, rest: query, |$app:ident, $r:ident, $progress:pat_param| $call:expr) => {
+        $crate::tool!(@tool $op, Some({
+            fn route(tag: &'static str) -> $crate::family::Route {
+                $crate::api::ops::query_route::<$op, _, _>(
                     tag,
                     |app: $crate::app::AppState, $r: <$op as moss_client::op::Op>::Request| async move {
                         let $app = &*app;

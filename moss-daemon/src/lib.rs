@@ -42,6 +42,7 @@ pub mod json_field;
 pub mod log;
 pub mod mcp;
 pub mod memory;
+pub mod moss;
 pub mod names;
 pub mod page;
 pub mod paths;
@@ -55,6 +56,7 @@ pub mod sql_filter;
 pub mod store;
 pub mod tags;
 pub mod tasks;
+pub mod time;
 pub mod tokens;
 
 pub use home::MossHome;

@@ -309,3 +309,74 @@ mod tests {
         assert_eq!(render_snippet("<b>x</b>", 300), "&lt;b&gt;x&lt;/b&gt;");
     }
 }
+
+/// One hit of a family's search, as the cross-family search fuses them: where it is, what it
+/// shows, its rank in its family (best first), and the call that opens it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FamilyHit {
+    pub workspace: String,
+    pub id: String,
+    pub kind: String,
+    pub title: String,
+    /// HTML-escaped, matches in `<b>`.
+    pub snippet: String,
+    /// The tool and arguments that read the item in full.
+    pub open: (&'static str, serde_json::Value),
+}
+
+/// Marks whole-word, case-insensitive occurrences of `words` in `text` (HTML-escaped first)
+/// with `<b>`, keeping at most `max` characters from the first match on.
+pub fn mark_words(text: &str, words: &[String], max: usize) -> String {
+    let lower = text.to_lowercase();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for w in words.iter().filter(|w| !w.is_empty()) {
+        let w = w.to_lowercase();
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(&w) {
+            let start = from + at;
+            let end = start + w.len();
+            let before = lower[..start].chars().next_back();
+            if before.is_none_or(|c| !c.is_alphanumeric()) && lower.is_char_boundary(end) {
+                // A word and its suffixes (tab, tabs): extend to the end of the word.
+                let extra = lower[end..]
+                    .char_indices()
+                    .find(|(_, c)| !c.is_alphanumeric())
+                    .map_or(lower.len() - end, |(i, _)| i);
+                spans.push((start, end + extra));
+            }
+            from = end.max(start + 1);
+            while !lower.is_char_boundary(from) {
+                from += 1;
+            }
+        }
+    }
+    spans.sort();
+    // Lowercasing can change byte lengths; fall back to no marks then.
+    if lower.len() != text.len() {
+        spans.clear();
+    }
+    let mut raw = String::with_capacity(text.len() + 8);
+    let mut at = 0;
+    for (s, e) in spans {
+        if s < at {
+            continue;
+        }
+        raw.push_str(&text[at..s]);
+        raw.push(OPEN);
+        raw.push_str(&text[s..e]);
+        raw.push(CLOSE);
+        at = e;
+    }
+    raw.push_str(&text[at..]);
+    render_snippet(&raw, max)
+}
+
+/// The words of a query, without FTS5's operators and punctuation: what a search that is not
+/// FTS5 matches.
+pub fn query_words(query: &str) -> Vec<String> {
+    query
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty() && !matches!(*w, "AND" | "OR" | "NOT" | "NEAR"))
+        .map(str::to_lowercase)
+        .collect()
+}

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 /// Modules that import nothing above them: what `store/` and `config.rs` may use.
 const LEAVES: &[&str] = &["error", "log", "home", "paths", "budget", "tokens"];
 /// The families, each a folder under `src/`.
-const FAMILIES: &[&str] = &["capsule", "reasoning", "tasks", "memory"];
+const FAMILIES: &[&str] = &["capsule", "reasoning", "tasks", "memory", "moss"];
 /// The module through which a family offers items to other families.
 const INTERFACE: &str = "interface";
 

@@ -21,6 +21,7 @@ fn cli_group(family: &str) -> Option<Option<&'static str>> {
         "reasoning" => Some(Some("reason")),
         "tasks" => Some(Some("tasks")),
         "memory" => Some(Some("mem")),
+        "moss" => Some(None),
         _ => None,
     }
 }
@@ -30,7 +31,11 @@ fn cli_group(family: &str) -> Option<Option<&'static str>> {
 fn cli_path(family: &str, tool: &str) -> Option<String> {
     let group = cli_group(family)?;
     let (_, verb) = tool.split_once('_')?;
-    let verb = verb.replace('_', "-");
+    // `moss search` is the capsule search, so the search over every family is `moss find`.
+    let verb = match tool {
+        "moss_search" => "find".to_string(),
+        _ => verb.replace('_', "-"),
+    };
     Some(match group {
         Some(g) => format!("{g} {verb}"),
         None => verb,
@@ -102,6 +107,7 @@ fn client_method_gaps(tool: &str) -> Vec<String> {
         moss_client::reasoning::OPS,
         moss_client::tasks::OPS,
         moss_client::memory::OPS,
+        moss_client::moss::OPS,
     ];
     match tables
         .iter()

@@ -27,6 +27,13 @@ pub struct Reasoning<'a> {
     pub(crate) client: &'a Client,
 }
 
+/// The cross-family operations of a [`Client`] ([`Client::moss`]), one method per entry of
+/// [`crate::moss::OPS`]. Cheap: a reference.
+#[derive(Debug, Clone, Copy)]
+pub struct Moss<'a> {
+    pub(crate) client: &'a Client,
+}
+
 /// The plans and tasks operations of a [`Client`] ([`Client::tasks`]), one method per entry of
 /// [`crate::tasks::OPS`]. Cheap: a reference.
 #[derive(Debug, Clone, Copy)]
@@ -208,6 +215,11 @@ impl Client {
     /// The associative memory's operations (`memory_*`).
     pub fn memories(&self) -> Memories<'_> {
         Memories { client: self }
+    }
+
+    /// The cross-family operations (`moss_*`): workspaces, one search, the resume call.
+    pub fn moss(&self) -> Moss<'_> {
+        Moss { client: self }
     }
 
     /// The plans and tasks operations (`tasks_*`).

@@ -25,6 +25,7 @@ pub mod family;
 pub mod fields;
 pub mod history;
 pub mod import;
+pub mod interface;
 pub mod lint;
 pub mod query;
 pub mod rest;

@@ -13,6 +13,7 @@
 
 pub mod family;
 mod forget;
+pub mod interface;
 pub mod lua;
 pub mod rank;
 pub mod render;

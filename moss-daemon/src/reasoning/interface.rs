@@ -22,3 +22,181 @@ pub mod docs {
 pub mod graph {
     pub use crate::reasoning::graph::{edge, node, upsert_edge_if_changed, upsert_node_if_changed};
 }
+
+/// Per workspace: entries on every branch (notes, trace, cards), and the last one's time
+/// (Unix milliseconds).
+pub fn activity(conn: &rusqlite::Connection) -> crate::error::Result<Vec<(String, i64, i64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT workspace, COUNT(*), MAX(ts_ms) FROM reasoning_entries GROUP BY workspace",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The reasoning index, which a search waits on to read its own writes.
+pub use super::search_source::SEARCH_SOURCE;
+
+/// Entries matching the FTS5 `query` in workspace `ws` (every workspace if `None`), best
+/// first, at most `limit`.
+pub fn search_hits(
+    conn: &rusqlite::Connection,
+    query: &str,
+    ws: Option<&str>,
+    limit: i64,
+) -> crate::error::Result<Vec<crate::search_text::FamilyHit>> {
+    use crate::search_text::{FamilyHit, SNIPPET_CHARS, query_error, render_snippet};
+    let sql = "WITH hits AS MATERIALIZED (
+           SELECT f.rowid AS rid, bm25(reasoning_fts, 5.0, 1.0) AS rank
+           FROM fts.reasoning_fts AS f CROSS JOIN reasoning_entries AS e ON e.seq = f.rowid
+           WHERE f.reasoning_fts MATCH ?1 AND (?2 IS NULL OR e.workspace = ?2)
+           ORDER BY rank, e.seq DESC LIMIT ?3)
+         SELECT e.seq, e.workspace, e.branch, e.doc,
+           CASE WHEN e.format = 'card'
+             THEN COALESCE(json_extract(e.meta_json, '$.card_type'), e.kind) ELSE e.kind END,
+           e.title, e.content,
+           (SELECT snippet(reasoning_fts, -1, char(57344), char(57345), '…', 64)
+            FROM fts.reasoning_fts WHERE reasoning_fts MATCH ?1 AND rowid = hits.rid)
+         FROM hits CROSS JOIN reasoning_entries AS e ON e.seq = hits.rid
+         ORDER BY hits.rank, e.seq DESC";
+    let run = || -> rusqlite::Result<Vec<FamilyHit>> {
+        conn.prepare_cached(sql)?
+            .query_map(rusqlite::params![query, ws, limit], |r| {
+                let seq: i64 = r.get(0)?;
+                let workspace: String = r.get(1)?;
+                let branch: String = r.get(2)?;
+                let doc: String = r.get(3)?;
+                let kind: String = r.get(4)?;
+                let title: Option<String> = r.get(5)?;
+                let content: Option<String> = r.get(6)?;
+                let raw: Option<String> = r.get(7)?;
+                let title = title.unwrap_or_else(|| {
+                    let text = content.unwrap_or_default();
+                    text.chars().take(80).collect()
+                });
+                Ok(FamilyHit {
+                    id: seq.to_string(),
+                    kind,
+                    title,
+                    snippet: render_snippet(raw.as_deref().unwrap_or(""), SNIPPET_CHARS),
+                    open: (
+                        "branchmind_show",
+                        serde_json::json!({
+                            "workspace": workspace, "branch": branch, "doc": doc,
+                            "cursor": seq + 1, "limit": 1,
+                        }),
+                    ),
+                    workspace,
+                })
+            })?
+            .collect()
+    };
+    run().map_err(|e| query_error(e, query))
+}
+
+/// The newest think cards of type `card_type` (`decision`, `question`…) in workspace `ws`,
+/// on any branch, for `task`'s documents only when one is given; at most `limit`.
+pub fn latest_cards(
+    conn: &rusqlite::Connection,
+    ws: &str,
+    task: Option<&str>,
+    card_type: &str,
+    limit: i64,
+) -> crate::error::Result<Vec<(i64, moss_client::moss::ContextItem)>> {
+    let prefix = task.map(|t| format!("{t}-%"));
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, branch, doc, title, content, ts_ms FROM reasoning_entries
+         WHERE workspace = ?1 AND format = 'card'
+           AND json_extract(meta_json, '$.card_type') = ?2
+           AND (?3 IS NULL OR doc LIKE ?3 OR branch = 'task/' || ?4)
+         ORDER BY seq DESC LIMIT ?5",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![ws, card_type, prefix, task, limit], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, Option<String>>(3)?,
+            r.get::<_, Option<String>>(4)?,
+            r.get::<_, i64>(5)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, branch, doc, title, content, at) = row?;
+        out.push((
+            at,
+            entry_item(ws, card_type, seq, &branch, &doc, title, content, at),
+        ));
+    }
+    Ok(out)
+}
+
+/// The newest entries of workspace `ws` on any branch (notes, trace, cards), at most `limit`:
+/// its last changes.
+pub fn recent(
+    conn: &rusqlite::Connection,
+    ws: &str,
+    limit: i64,
+) -> crate::error::Result<Vec<(i64, moss_client::moss::ContextItem)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, branch, doc, title, content, ts_ms,
+           CASE WHEN format = 'card'
+             THEN COALESCE(json_extract(meta_json, '$.card_type'), kind) ELSE kind END
+         FROM reasoning_entries WHERE workspace = ?1 ORDER BY seq DESC LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![ws, limit], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, Option<String>>(3)?,
+            r.get::<_, Option<String>>(4)?,
+            r.get::<_, i64>(5)?,
+            r.get::<_, String>(6)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, branch, doc, title, content, at, kind) = row?;
+        out.push((
+            at,
+            entry_item(ws, &kind, seq, &branch, &doc, title, content, at),
+        ));
+    }
+    Ok(out)
+}
+
+/// A reasoning entry as a context item, opened by `branchmind_show` at its sequence.
+#[allow(clippy::too_many_arguments)]
+fn entry_item(
+    ws: &str,
+    kind: &str,
+    seq: i64,
+    branch: &str,
+    doc: &str,
+    title: Option<String>,
+    content: Option<String>,
+    at: i64,
+) -> moss_client::moss::ContextItem {
+    let title = title.clone().unwrap_or_else(|| {
+        content
+            .clone()
+            .unwrap_or_default()
+            .chars()
+            .take(80)
+            .collect()
+    });
+    moss_client::moss::ContextItem {
+        kind: kind.into(),
+        id: seq.to_string(),
+        title,
+        text: content,
+        updated_at: crate::time::rfc3339_ms(at),
+        open: moss_client::moss::Open {
+            tool: "branchmind_show".into(),
+            arguments: serde_json::json!({
+                "workspace": ws, "branch": branch, "doc": doc, "cursor": seq + 1, "limit": 1,
+            }),
+        },
+    }
+}

@@ -497,6 +497,13 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX idx_capsule_purged_at ON capsule_purged(purged_at);
     "#,
+    // 14: a capsule handed off for a plan or task names it (`task`, PLAN-### or TASK-### of the
+    // capsule's workspace), so the task's handoffs are one index range.
+    r#"
+    ALTER TABLE capsules ADD COLUMN task TEXT;
+    CREATE INDEX idx_capsules_task ON capsules(workspace_norm, task, updated_at DESC, seq DESC)
+      WHERE task IS NOT NULL AND deleted_at IS NULL;
+    "#,
 ];
 
 /// Brings the database up to the latest schema. Refuses a database newer than this build.

@@ -25,3 +25,195 @@ pub fn last_event(conn: &Connection, ws: &str) -> Result<Option<(i64, i64)>> {
         .query_row([ws], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?)
 }
+
+/// Per workspace: plans and tasks, and the last change to one (Unix milliseconds).
+pub fn activity(conn: &Connection) -> Result<Vec<(String, i64, i64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT workspace, COUNT(*), MAX(updated_at_ms) FROM task_items GROUP BY workspace",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Plans, tasks and steps whose title or description holds words of `words` (whole words
+/// and their suffixes, case-insensitive: `tab` matches "Tabs"), in workspace `ws` (every
+/// workspace if `None`): the most words matched first, titles counting double, then the
+/// newest; at most `limit`. Plans and tasks have no full-text index: they are few and short.
+pub fn search_hits(
+    conn: &Connection,
+    words: &[String],
+    ws: Option<&str>,
+    limit: i64,
+) -> Result<Vec<crate::search_text::FamilyHit>> {
+    use crate::search_text::{FamilyHit, SNIPPET_CHARS, mark_words};
+    if words.is_empty() {
+        return Ok(Vec::new());
+    }
+    let matches = |text: &str| -> i64 {
+        let lower = text.to_lowercase();
+        let tokens: Vec<&str> = lower
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .filter(|t| !t.is_empty())
+            .collect();
+        words
+            .iter()
+            .filter(|w| tokens.iter().any(|t| t.starts_with(w.as_str())))
+            .count() as i64
+    };
+    // Candidates: any word as a substring (LIKE), scored and cut in Rust.
+    let like: Vec<String> = words
+        .iter()
+        .map(|w| format!("%{}%", w.replace(['%', '_', '\\'], "")))
+        .collect();
+    let mut hits: Vec<(i64, i64, FamilyHit)> = Vec::new();
+    let mut items = conn.prepare_cached(
+        "SELECT workspace, id, kind, title, COALESCE(description, ''), updated_at_ms
+         FROM task_items WHERE (?1 IS NULL OR workspace = ?1)
+           AND (title LIKE ?2 OR description LIKE ?2)",
+    )?;
+    let mut steps = conn.prepare_cached(
+        "SELECT s.workspace, s.task, s.step_id, s.title, i.updated_at_ms
+         FROM task_steps AS s JOIN task_items AS i ON i.workspace = s.workspace AND i.id = s.task
+         WHERE (?1 IS NULL OR s.workspace = ?1) AND s.title LIKE ?2",
+    )?;
+    let mut seen = std::collections::HashSet::new();
+    for pattern in &like {
+        let rows = items.query_map(rusqlite::params![ws, pattern], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, i64>(5)?,
+            ))
+        })?;
+        for row in rows {
+            let (workspace, id, kind, title, description, at) = row?;
+            if !seen.insert((workspace.clone(), id.clone())) {
+                continue;
+            }
+            let score = 2 * matches(&title) + matches(&description);
+            if score == 0 {
+                continue;
+            }
+            let text = if matches(&description) > matches(&title) {
+                &description
+            } else {
+                &title
+            };
+            hits.push((
+                score,
+                at,
+                FamilyHit {
+                    snippet: mark_words(text, words, SNIPPET_CHARS),
+                    open: (
+                        "tasks_radar",
+                        serde_json::json!({"workspace": workspace, "task": id}),
+                    ),
+                    workspace,
+                    id,
+                    kind,
+                    title,
+                },
+            ));
+        }
+        let rows = steps.query_map(rusqlite::params![ws, pattern], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, i64>(4)?,
+            ))
+        })?;
+        for row in rows {
+            let (workspace, task, step, title, at) = row?;
+            if !seen.insert((workspace.clone(), format!("{task}/{step}"))) {
+                continue;
+            }
+            let score = 2 * matches(&title);
+            if score == 0 {
+                continue;
+            }
+            hits.push((
+                score,
+                at,
+                FamilyHit {
+                    snippet: mark_words(&title, words, SNIPPET_CHARS),
+                    open: (
+                        "tasks_radar",
+                        serde_json::json!({"workspace": workspace, "task": task}),
+                    ),
+                    id: format!("{task}/{step}"),
+                    kind: "step".into(),
+                    title,
+                    workspace,
+                },
+            ));
+        }
+    }
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    hits.truncate(limit.max(0) as usize);
+    Ok(hits.into_iter().map(|(_, _, h)| h).collect())
+}
+
+/// The workspace's focused plan or task, if any.
+pub fn focus(conn: &Connection, ws: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT task FROM task_focus WHERE workspace = ?1")?
+        .query_row([ws], |r| r.get(0))
+        .optional()?)
+}
+
+/// The plans and tasks of workspace `ws` changed last, newest first, at most `limit`; only
+/// the open ones (a step left, or no steps) when `open_only`.
+pub fn recent(
+    conn: &Connection,
+    ws: &str,
+    limit: i64,
+    open_only: bool,
+) -> Result<Vec<(i64, moss_client::moss::ContextItem)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT i.id, i.kind, i.title, i.updated_at_ms,
+           (SELECT COUNT(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id),
+           (SELECT COUNT(*) FROM task_steps s
+            WHERE s.workspace = i.workspace AND s.task = i.id AND s.done = 1)
+         FROM task_items AS i WHERE i.workspace = ?1 ORDER BY i.seq DESC LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![ws, limit * 4], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, i64>(3)?,
+            r.get::<_, i64>(4)?,
+            r.get::<_, i64>(5)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, kind, title, at, total, done) = row?;
+        if open_only && total > 0 && done == total {
+            continue;
+        }
+        out.push((
+            at,
+            moss_client::moss::ContextItem {
+                kind,
+                title,
+                text: Some(format!("{done}/{total} steps done")),
+                updated_at: crate::time::rfc3339_ms(at),
+                open: moss_client::moss::Open {
+                    tool: "tasks_radar".into(),
+                    arguments: serde_json::json!({ "workspace": ws, "task": id }),
+                },
+                id,
+            },
+        ));
+        if out.len() as i64 >= limit {
+            break;
+        }
+    }
+    Ok(out)
+}

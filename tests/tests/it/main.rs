@@ -8,6 +8,7 @@
 //! Run one area with a filter on its module path:
 //! `cargo test -p moss-tests --test it capsules::search::`, `… --test it memory::`.
 
+mod across;
 mod backup;
 mod capsules;
 mod concurrency;

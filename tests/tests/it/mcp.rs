@@ -94,7 +94,7 @@ async fn tools_list_has_every_tool_with_described_schemas() {
         let props = schema["properties"].as_object().unwrap_or_else(|| {
             panic!("{name}: inputSchema has no properties: {schema}");
         });
-        assert!(!props.is_empty(), "{name}");
+        // A tool that takes no argument (moss_workspaces) has none to describe.
         for (prop, def) in props {
             assert!(
                 def["description"].as_str().is_some_and(|s| !s.is_empty()),

@@ -366,7 +366,10 @@ async fn tools_carry_their_family_and_the_config_toolsets_apply() {
         .iter()
         .map(|f| f.name)
         .collect();
-    assert_eq!(families, ["capsule", "reasoning", "tasks", "memory"]);
+    assert_eq!(
+        families,
+        ["capsule", "reasoning", "tasks", "memory", "moss"]
+    );
     d.stop().await;
     let d = TestDaemon::start_with_config(Some(json!({"toolsets": ["capsule"]}))).await;
     assert_eq!(mcp_names(&d).await, capsule_tools());

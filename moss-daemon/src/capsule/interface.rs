@@ -1,0 +1,66 @@
+//! What the capsule family offers the rest of the daemon (the cross-family reads), and the only
+//! path by which they reach it.
+
+use rusqlite::Connection;
+
+use crate::error::Result;
+
+/// Per workspace: active capsules, and the last write (Unix milliseconds), deletes included.
+pub fn activity(conn: &Connection) -> Result<Vec<(String, i64, i64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT workspace_norm, SUM(deleted_at IS NULL), MAX(updated_at) * 1000
+         FROM capsules GROUP BY workspace_norm",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The plain-text rewrite of a query (`safe_query: true`), the same for every family.
+pub use super::search::safe_query;
+
+/// Active capsules of workspace `ws`, newest first, at most `limit`: those handed off for
+/// `task` (linked to it, or carrying it as run id or tag) when one is given, else all. With
+/// the newest one's text when `first_text`.
+pub fn handoffs(
+    conn: &Connection,
+    ws: &str,
+    task: Option<&str>,
+    limit: i64,
+    first_text: bool,
+) -> Result<Vec<(i64, moss_client::moss::ContextItem)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, name_raw, title, capsule_text, updated_at * 1000 FROM capsules
+         WHERE workspace_norm = ?1 AND deleted_at IS NULL
+           AND (?2 IS NULL OR task = ?2 OR run_id = ?2
+                OR EXISTS (SELECT 1 FROM json_each(COALESCE(tags_json, '[]')) WHERE value = ?2))
+         ORDER BY updated_at DESC, seq DESC LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![ws, task, limit], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, Option<String>>(1)?,
+            r.get::<_, Option<String>>(2)?,
+            r.get::<_, String>(3)?,
+            r.get::<_, i64>(4)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for (i, row) in rows.enumerate() {
+        let (id, name, title, text, at) = row?;
+        out.push((
+            at,
+            moss_client::moss::ContextItem {
+                kind: "capsule".into(),
+                title: title.or(name).unwrap_or_else(|| id.clone()),
+                text: (i == 0 && first_text).then_some(text),
+                updated_at: crate::time::rfc3339_ms(at),
+                open: moss_client::moss::Open {
+                    tool: "capsule_fetch".into(),
+                    arguments: serde_json::json!({ "id": id }),
+                },
+                id,
+            },
+        ));
+    }
+    Ok(out)
+}

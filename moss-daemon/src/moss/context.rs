@@ -1,0 +1,302 @@
+//! `moss_context`: where the work stands, in one call.
+//!
+//! For a plan or task (the request's, else the workspace's focus): its radar, the capsules
+//! handed off for it (newest first, the newest with its text), its open questions and latest
+//! decisions (think cards), its latest notes, the memories recalled for its title and the
+//! query (and those attached to its id), and the workspace's last changes across families.
+//! Without a task: the latest capsules, the open plans and tasks, the latest decisions and the
+//! memories recalled for the query.
+//!
+//! **Budget.** The answer is held to `max_chars` (default: the output budget). Items go last
+//! section first, in this order: changes, memories, notes, open tasks, decisions, questions,
+//! then the older handoffs; the newest handoff's text is cut last. A section emptied on the
+//! way is named in `dropped`, and `truncated`/`budget` say what happened.
+
+use moss_client::memory::MemoryRecallRequest;
+use moss_client::moss::{ContextItem, ContextRequest, ContextResponse, Open};
+use moss_client::reasoning::{Budget, ShowRequest};
+use moss_client::tasks::TasksRadarRequest;
+use serde_json::json;
+
+use crate::app::App;
+use crate::budget::{self, Caps, Fit, blank_budget};
+use crate::error::{Error, Result};
+use crate::{capsule::interface as capsules, memory::interface as memories};
+use crate::{reasoning::interface as reasoning, tasks::interface as tasks};
+
+/// Items per section.
+const HANDOFFS: i64 = 5;
+const PER_SECTION: i64 = 5;
+const CHANGES: usize = 10;
+
+/// The sections in the order they are kept: the first is dropped last.
+const KEEP_ORDER: [&str; 8] = [
+    "handoffs",
+    "questions",
+    "decisions",
+    "open_tasks",
+    "notes",
+    "memories",
+    "changes",
+    "",
+];
+
+fn section<'a>(resp: &'a mut ContextResponse, name: &str) -> Option<&'a mut Vec<ContextItem>> {
+    Some(match name {
+        "handoffs" => &mut resp.handoffs,
+        "questions" => &mut resp.questions,
+        "decisions" => &mut resp.decisions,
+        "open_tasks" => &mut resp.open_tasks,
+        "notes" => &mut resp.notes,
+        "memories" => &mut resp.memories,
+        "changes" => &mut resp.changes,
+        _ => return None,
+    })
+}
+
+impl Fit for ContextResponse {
+    fn units(&self) -> usize {
+        self.handoffs.len()
+            + self.questions.len()
+            + self.decisions.len()
+            + self.open_tasks.len()
+            + self.notes.len()
+            + self.memories.len()
+            + self.changes.len()
+    }
+    fn keep(&mut self, mut n: usize) {
+        for name in KEEP_ORDER {
+            let Some(items) = section(self, name) else {
+                continue;
+            };
+            let had = items.len();
+            items.truncate(n);
+            n -= items.len();
+            if had > 0 && items.is_empty() {
+                self.dropped.push(name.to_string());
+            }
+        }
+        // Named in the order they were dropped: the last kept section's loss comes last.
+        self.dropped.reverse();
+    }
+    fn cut(&mut self, chars: usize) -> bool {
+        self.handoffs
+            .first_mut()
+            .and_then(|h| h.text.as_mut())
+            .is_some_and(|t| budget::cut_text(t, chars))
+    }
+    fn set_budget(&mut self, budget: Budget) {
+        self.truncated = budget.truncated;
+        self.budget = budget;
+    }
+    fn paged(&self) -> bool {
+        false
+    }
+}
+
+/// `moss_context`.
+pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> {
+    let ws = reasoning::refs::workspace(&req.workspace)?;
+    let caps = Caps::new(app.config.output_max_chars, req.max_chars, None, None)?;
+    let (w, asked) = (ws.clone(), req.task.clone());
+    let task = app
+        .store
+        .readers
+        .run(move |conn| match asked {
+            Some(t) => {
+                let (_, id) = reasoning::refs::target_id("task", &t)?;
+                if !tasks::exists(conn, &w, &id)? {
+                    return Err(Error::not_found(format!(
+                        "no plan or task {id} in workspace {w:?}"
+                    ))
+                    .with_details(json!({
+                        "field": "task",
+                        "suggested_call": {"tool": "tasks_context", "arguments": {"workspace": w}},
+                    })));
+                }
+                Ok(Some(id))
+            }
+            None => tasks::focus(conn, &w),
+        })
+        .await?;
+    let mut resp = ContextResponse {
+        workspace: ws.clone(),
+        task: task.clone(),
+        radar: None,
+        handoffs: Vec::new(),
+        open_tasks: Vec::new(),
+        questions: Vec::new(),
+        decisions: Vec::new(),
+        notes: Vec::new(),
+        memories: Vec::new(),
+        changes: Vec::new(),
+        dropped: Vec::new(),
+        truncated: false,
+        budget: blank_budget(),
+        hint: None,
+    };
+    let mut recall_for = req.query.clone().unwrap_or_default();
+    if let Some(task) = &task {
+        let radar = app
+            .tasks
+            .radar(TasksRadarRequest {
+                workspace: ws.clone(),
+                task: Some(task.clone()),
+                ..Default::default()
+            })
+            .await?;
+        recall_for = format!("{} {recall_for}", radar.target.title);
+        resp.radar = Some(json!({
+            "title": radar.target.title,
+            "status": radar.target.status,
+            "revision": radar.target.revision,
+            "now": radar.radar.now,
+            "why": radar.radar.why,
+            "verify": radar.radar.verify,
+            "next": radar.radar.next,
+            "blockers": radar.radar.blockers,
+            "steps": {
+                "total": radar.steps.total,
+                "open": radar.steps.open,
+                "done": radar.steps.done,
+            },
+            "reasoning_ref": radar.reasoning_ref,
+        }));
+        let notes = app
+            .reasoning
+            .show(ShowRequest {
+                workspace: ws.clone(),
+                target: Some(task.clone()),
+                doc_kind: Some("notes".into()),
+                limit: Some(PER_SECTION),
+                ..Default::default()
+            })
+            .await?;
+        resp.notes = notes
+            .entries
+            .into_iter()
+            .map(|e| ContextItem {
+                kind: "note".into(),
+                id: e.seq.to_string(),
+                title: e.title.clone().unwrap_or_else(|| {
+                    e.content
+                        .clone()
+                        .unwrap_or_default()
+                        .chars()
+                        .take(80)
+                        .collect()
+                }),
+                text: e.content,
+                updated_at: crate::time::rfc3339_ms(e.ts_ms),
+                open: Open {
+                    tool: "branchmind_show".into(),
+                    arguments: json!({
+                        "workspace": ws, "branch": e.branch, "doc": e.doc,
+                        "cursor": e.seq + 1, "limit": 1,
+                    }),
+                },
+            })
+            .collect();
+    }
+    let (w, t) = (ws.clone(), task.clone());
+    let with_task = task.is_some();
+    let (handoffs, questions, decisions, open_tasks, changes) = app
+        .store
+        .readers
+        .run(move |conn| {
+            let t = t.as_deref();
+            let handoffs = capsules::handoffs(conn, &w, t, HANDOFFS, true)?;
+            let questions = match t {
+                Some(t) => reasoning::latest_cards(conn, &w, Some(t), "question", PER_SECTION)?,
+                None => Vec::new(),
+            };
+            let decisions = reasoning::latest_cards(conn, &w, t, "decision", PER_SECTION)?;
+            let open_tasks = if t.is_none() {
+                tasks::recent(conn, &w, 10, true)?
+            } else {
+                Vec::new()
+            };
+            let mut changes = Vec::new();
+            if t.is_some() {
+                changes.extend(capsules::handoffs(conn, &w, None, CHANGES as i64, false)?);
+                changes.extend(reasoning::recent(conn, &w, CHANGES as i64)?);
+                changes.extend(tasks::recent(conn, &w, CHANGES as i64, false)?);
+                changes.extend(memories::recent(conn, &w, CHANGES as i64)?);
+                changes.sort_by_key(|c| std::cmp::Reverse(c.0));
+                changes.truncate(CHANGES);
+            }
+            let items = |v: Vec<(i64, ContextItem)>| v.into_iter().map(|(_, i)| i).collect();
+            Ok((
+                items(handoffs),
+                items(questions),
+                items(decisions),
+                items(open_tasks),
+                changes
+                    .into_iter()
+                    .map(|(_, mut i)| {
+                        i.text = None;
+                        i
+                    })
+                    .collect::<Vec<_>>(),
+            ))
+        })
+        .await?;
+    resp.handoffs = handoffs;
+    resp.questions = questions;
+    resp.decisions = decisions;
+    resp.open_tasks = open_tasks;
+    resp.changes = changes;
+    resp.memories = recall(app, &ws, task.as_deref(), recall_for.trim()).await?;
+    if !with_task
+        && resp.handoffs.is_empty()
+        && resp.open_tasks.is_empty()
+        && resp.decisions.is_empty()
+        && resp.memories.is_empty()
+    {
+        resp.hint = Some(format!(
+            "workspace {ws:?} holds nothing yet; moss_workspaces lists the ones that do"
+        ));
+    }
+    budget::fit(resp, &caps)
+}
+
+/// The memories recalled for `query` (the task's title and the request's query), and those
+/// attached to the task's id as a context, best first, each once.
+async fn recall(app: &App, ws: &str, task: Option<&str>, query: &str) -> Result<Vec<ContextItem>> {
+    let mut asks = Vec::new();
+    if let Some(task) = task {
+        asks.push(MemoryRecallRequest {
+            workspace: Some(ws.to_string()),
+            context: Some(task.to_string()),
+            limit: Some(PER_SECTION),
+            ..Default::default()
+        });
+    }
+    if !query.is_empty() {
+        asks.push(MemoryRecallRequest {
+            workspace: Some(ws.to_string()),
+            query: Some(query.to_string()),
+            limit: Some(PER_SECTION),
+            ..Default::default()
+        });
+    }
+    let mut out: Vec<ContextItem> = Vec::new();
+    for ask in asks {
+        let got = app.memories.recall(ask).await?;
+        for r in got.items {
+            let m = r.memory;
+            if out.iter().any(|o| o.id == m.id) {
+                continue;
+            }
+            out.push(memories::memory_item(
+                ws,
+                m.id,
+                m.content,
+                m.slot,
+                m.updated_at * 1000,
+            ));
+        }
+    }
+    out.truncate(PER_SECTION as usize * 2);
+    Ok(out)
+}

@@ -1,0 +1,281 @@
+//! `moss_search`: one ranked list over every family.
+//!
+//! Each family ranks its own hits with its own search (capsules, reasoning entries and
+//! memories by their full-text index and BM25; plans, tasks and steps, which have no index,
+//! by the query words they hold). The lists are fused by **reciprocal rank fusion**: a hit at
+//! rank `r` (1-based) of its family scores `(K + 1) / (K + r)` with `K = 60`, so every family's
+//! best hit scores 1 and a hit's score falls slowly with its rank; ties go to the family
+//! listed first (capsule, reasoning, tasks, memory), then to the earlier rank. Scores are in
+//! 0..1, higher is better, and compare across families: they say how high the hit stands in
+//! its own family's ranking, not how its BM25 compares with another index's, which would
+//! not be comparable.
+
+use moss_client::moss::{Open, SearchHit, SearchPagination, SearchRequest, SearchResponse};
+use moss_client::reasoning::Budget;
+
+use crate::app::App;
+use crate::budget::{self, Caps, Fit, blank_budget};
+use crate::error::{Error, Result};
+use crate::search_text::{FamilyHit, MAX_QUERY_CHARS, check_query_start, query_words};
+use crate::{capsule::interface as capsules, memory::interface as memories};
+use crate::{reasoning::interface as reasoning, tasks::interface as tasks};
+
+/// The fusion constant: how slowly a score falls with rank.
+const K: f64 = 60.0;
+/// Most hits one family contributes: the deepest page a cursor can reach.
+const DEPTH: i64 = 100;
+/// The families `families` may name, in tie-break order.
+pub const FAMILIES: [&str; 4] = ["capsule", "reasoning", "tasks", "memory"];
+
+impl Fit for SearchResponse {
+    fn units(&self) -> usize {
+        self.items.len()
+    }
+    fn keep(&mut self, n: usize) {
+        self.items.truncate(n);
+    }
+    fn cut(&mut self, chars: usize) -> bool {
+        self.items
+            .first_mut()
+            .is_some_and(|h| budget::cut_text(&mut h.snippet, chars))
+    }
+    fn set_budget(&mut self, budget: Budget) {
+        self.truncated = budget.truncated;
+        self.budget = budget;
+    }
+}
+
+/// The families a request names, checked.
+fn families(req: &SearchRequest) -> Result<Vec<&'static str>> {
+    let Some(list) = &req.families else {
+        return Ok(FAMILIES.to_vec());
+    };
+    let names = list.to_vec();
+    let mut chosen = Vec::new();
+    for name in &names {
+        match FAMILIES.iter().find(|f| **f == name) {
+            Some(f) => chosen.push(*f),
+            None => {
+                return Err(Error::invalid_field(
+                    "families",
+                    format!(
+                        "{name:?} is not a family; families takes {}",
+                        FAMILIES.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    if chosen.is_empty() {
+        return Err(Error::invalid_field(
+            "families",
+            format!("families names none; give some of {}", FAMILIES.join(", ")),
+        ));
+    }
+    Ok(FAMILIES
+        .into_iter()
+        .filter(|f| chosen.contains(f))
+        .collect())
+}
+
+/// `moss_search`.
+pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
+    let caps = Caps::new(app.config.output_max_chars, req.max_chars, None, None)?;
+    let families = families(&req)?;
+    let limit = crate::page::limit("limit", req.limit, 20, 100)?;
+    let offset: i64 = match req.cursor.as_deref() {
+        None | Some("") => 0,
+        Some(c) => c.parse().ok().filter(|o| *o >= 0).ok_or_else(|| {
+            Error::invalid_field(
+                "cursor",
+                format!("cursor {c:?} is not one this search gave: pass pagination.next_cursor"),
+            )
+        })?,
+    };
+    let query = req.query.trim().to_string();
+    let n = query.chars().count();
+    if n == 0 || n > MAX_QUERY_CHARS {
+        return Err(Error::invalid_field(
+            "query",
+            format!("query must be 1 to {MAX_QUERY_CHARS} characters"),
+        ));
+    }
+    let query = if req.safe_query.unwrap_or(false) {
+        capsules::safe_query(&query)
+            .ok_or_else(|| Error::invalid_field("query", "query has no word to search for"))?
+    } else {
+        check_query_start(&query)?;
+        query
+    };
+    let ws = match req.workspace.as_deref() {
+        Some(w) => Some(crate::names::workspace(Some(w))?.norm),
+        None => None,
+    };
+    let depth = (offset + limit).min(DEPTH);
+    let mut lists: Vec<(&'static str, Vec<FamilyHit>)> = Vec::new();
+    if families.contains(&"capsule") {
+        let page = app
+            .capsules
+            .search(moss_client::capsule::SearchRequest {
+                query: query.clone(),
+                workspace: ws.clone(),
+                limit: Some(depth),
+                count_total: Some(false),
+                ..Default::default()
+            })
+            .await?;
+        let hits = page
+            .items
+            .into_iter()
+            .map(|h| FamilyHit {
+                title: h
+                    .title
+                    .clone()
+                    .or_else(|| h.name.clone())
+                    .unwrap_or_else(|| h.id.clone()),
+                snippet: h.snippet,
+                open: ("capsule_fetch", serde_json::json!({ "id": h.id })),
+                kind: "capsule".into(),
+                workspace: h.workspace,
+                id: h.id,
+            })
+            .collect();
+        lists.push(("capsule", hits));
+    }
+    if families.contains(&"reasoning") {
+        app.store.await_index(&reasoning::SEARCH_SOURCE).await;
+    }
+    if families.contains(&"memory") {
+        app.store.await_index(&memories::SEARCH_SOURCE).await;
+    }
+    let words = query_words(&query);
+    let (q, w) = (query.clone(), ws.clone());
+    let wanted = families.clone();
+    let rest = app
+        .store
+        .readers
+        .run(move |conn| {
+            let mut out = Vec::new();
+            if wanted.contains(&"reasoning") {
+                out.push((
+                    "reasoning",
+                    reasoning::search_hits(conn, &q, w.as_deref(), depth)?,
+                ));
+            }
+            if wanted.contains(&"tasks") {
+                out.push((
+                    "tasks",
+                    tasks::search_hits(conn, &words, w.as_deref(), depth)?,
+                ));
+            }
+            if wanted.contains(&"memory") {
+                out.push((
+                    "memory",
+                    memories::search_hits(conn, &q, w.as_deref(), depth)?,
+                ));
+            }
+            Ok(out)
+        })
+        .await?;
+    lists.extend(rest);
+    let fused = fuse(lists);
+    let total = fused.len() as i64;
+    let items: Vec<SearchHit> = fused
+        .into_iter()
+        .skip(offset as usize)
+        .take(limit as usize)
+        .collect();
+    let next = offset + items.len() as i64;
+    let next_cursor = (next < total && next < DEPTH).then(|| next.to_string());
+    let hint = if total == 0 {
+        empty_hint(app, ws.as_deref()).await?
+    } else {
+        None
+    };
+    let resp = SearchResponse {
+        items,
+        pagination: SearchPagination { next_cursor },
+        truncated: false,
+        budget: blank_budget(),
+        hint,
+    };
+    budget::fit(resp, &caps)
+}
+
+/// Reciprocal rank fusion of each family's ranked hits (see the module doc).
+pub fn fuse(lists: Vec<(&'static str, Vec<FamilyHit>)>) -> Vec<SearchHit> {
+    let mut all: Vec<(f64, usize, usize, SearchHit)> = Vec::new();
+    for (order, (family, hits)) in lists.into_iter().enumerate() {
+        for (i, h) in hits.into_iter().enumerate() {
+            let rank = (i + 1) as f64;
+            let score = (K + 1.0) / (K + rank);
+            all.push((
+                score,
+                order,
+                i,
+                SearchHit {
+                    family: family.into(),
+                    kind: h.kind,
+                    id: h.id,
+                    workspace: h.workspace,
+                    title: h.title,
+                    snippet: h.snippet,
+                    score: (score * 10_000.0).round() / 10_000.0,
+                    open: Open {
+                        tool: h.open.0.into(),
+                        arguments: h.open.1,
+                    },
+                },
+            ));
+        }
+    }
+    all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    all.into_iter().map(|(_, _, _, h)| h).collect()
+}
+
+/// When nothing matched: whether the workspace holds anything at all.
+async fn empty_hint(app: &App, ws: Option<&str>) -> Result<Option<String>> {
+    let Some(ws) = ws else { return Ok(None) };
+    let known = super::workspaces(app, Default::default())
+        .await?
+        .items
+        .iter()
+        .any(|w| w.workspace == ws);
+    Ok((!known).then(|| {
+        format!(
+            "workspace {ws:?} holds nothing in any family; moss_workspaces lists the ones that \
+             do"
+        )
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    fn hit(id: &str) -> FamilyHit {
+        FamilyHit {
+            workspace: "w".into(),
+            id: id.into(),
+            kind: "k".into(),
+            title: id.into(),
+            snippet: String::new(),
+            open: ("t", Value::Null),
+        }
+    }
+
+    #[test]
+    fn fusion_interleaves_by_rank_and_scores_in_0_1() {
+        let fused = fuse(vec![
+            ("capsule", vec![hit("c1"), hit("c2")]),
+            ("memory", vec![hit("m1")]),
+        ]);
+        let ids: Vec<&str> = fused.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["c1", "m1", "c2"]);
+        assert_eq!(fused[0].score, 1.0);
+        assert!(fused.iter().all(|h| h.score > 0.0 && h.score <= 1.0));
+        assert!(fused[2].score < fused[1].score);
+    }
+}

@@ -1,0 +1,319 @@
+//! The cross-family toolset (`moss_*`): one call to resume a task, one search over every
+//! family, every workspace with its counts. Over REST and MCP.
+
+use moss_tests::{TestDaemon, capsule_text};
+use serde_json::{Value, json};
+
+use crate::reasoning::{chars, ok};
+
+/// A task with, from each family, something of its own: a capsule handed off for it, a note,
+/// a decision card, a question card and a memory on its id. Each carries a word of its own.
+async fn seed(d: &TestDaemon, ws: &str) {
+    ok(
+        d,
+        "/tasks/create",
+        json!({"workspace": ws, "title": "Refund flow",
+        "steps": [{"title": "Write the zephyrstep endpoint"}]}),
+    )
+    .await;
+    ok(
+        d,
+        "/tasks/create",
+        json!({"workspace": ws, "title": "Ship refunds", "parent": "PLAN-001"}),
+    )
+    .await;
+    let (s, v) = d
+        .call(
+            "POST",
+            "/capsules",
+            Some(json!({"workspace": ws, "name": "handoff",
+            "run_id": "TASK-001", "capsule_text": capsule_text("quokkacapsule handoff")})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    ok(
+        d,
+        "/reasoning/notes/commit",
+        json!({"workspace": ws, "target": "TASK-001",
+        "content": "Refunds go through the same interface; marmosetnote"}),
+    )
+    .await;
+    ok(
+        d,
+        "/reasoning/think/card",
+        json!({"workspace": ws, "target": "TASK-001",
+        "card": {"id": "d1", "type": "decision", "title": "Use the payments queue"}}),
+    )
+    .await;
+    ok(
+        d,
+        "/reasoning/think/card",
+        json!({"workspace": ws, "target": "TASK-001",
+        "card": {"id": "q1", "type": "question", "title": "Partial refunds?"}}),
+    )
+    .await;
+    ok(
+        d,
+        "/memories",
+        json!({"workspace": ws, "content": "User prefers tabs; wombatmemory",
+        "context": "TASK-001"}),
+    )
+    .await;
+}
+
+fn ids(section: &Value) -> Vec<String> {
+    section
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["title"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn context_for_a_task_gathers_every_family_within_its_budget() {
+    let d = TestDaemon::start().await;
+    seed(&d, "shop").await;
+    let c = ok(
+        &d,
+        "/context",
+        json!({"workspace": "shop", "task": "TASK-001"}),
+    )
+    .await;
+    assert_eq!(c["task"], "TASK-001");
+    assert_eq!(c["radar"]["title"], "Ship refunds");
+    assert_eq!(ids(&c["handoffs"]), ["handoff"]);
+    assert!(
+        c["handoffs"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("quokkacapsule"),
+        "the newest handoff comes with its text: {c}"
+    );
+    assert_eq!(ids(&c["decisions"]), ["Use the payments queue"]);
+    assert_eq!(ids(&c["questions"]), ["Partial refunds?"]);
+    assert!(ids(&c["notes"])[0].contains("marmosetnote"), "{c}");
+    assert!(ids(&c["memories"])[0].contains("wombatmemory"), "{c}");
+    assert!(!c["changes"].as_array().unwrap().is_empty());
+    // Every item says how to open it, and the call works.
+    for section in [
+        "handoffs",
+        "decisions",
+        "questions",
+        "notes",
+        "memories",
+        "changes",
+    ] {
+        for item in c[section].as_array().unwrap() {
+            let open = &item["open"];
+            assert!(open["tool"].is_string(), "{section}: {item}");
+        }
+    }
+    let open = &c["handoffs"][0]["open"];
+    assert_eq!(open["tool"], "capsule_fetch");
+    let mut mcp = d.mcp().await;
+    let fetched = mcp
+        .call_tool(open["tool"].as_str().unwrap(), open["arguments"].clone())
+        .await;
+    assert!(fetched.to_string().contains("quokkacapsule"), "{fetched}");
+    let note_open = &c["notes"][0]["open"];
+    let shown = mcp
+        .call_tool(
+            note_open["tool"].as_str().unwrap(),
+            note_open["arguments"].clone(),
+        )
+        .await;
+    assert!(shown.to_string().contains("marmosetnote"), "{shown}");
+
+    // The same over MCP, and the focus stands in for a task.
+    ok(
+        &d,
+        "/tasks/focus/set",
+        json!({"workspace": "shop", "task": "TASK-001"}),
+    )
+    .await;
+    let over_mcp = mcp
+        .call_tool("moss_context", json!({"workspace": "shop"}))
+        .await;
+    assert!(over_mcp.to_string().contains("wombatmemory"), "{over_mcp}");
+
+    // A hard budget: sections go in the documented order, and the answer says so.
+    let small = ok(
+        &d,
+        "/context",
+        json!({"workspace": "shop", "task": "TASK-001", "max_chars": 1500}),
+    )
+    .await;
+    assert!(chars(&small) <= 1500, "{} chars", chars(&small));
+    assert_eq!(small["truncated"], true);
+    let dropped: Vec<&str> = small["dropped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(dropped.first(), Some(&"changes"), "{small}");
+    assert_eq!(
+        ids(&small["handoffs"]),
+        ["handoff"],
+        "handoffs go last: {small}"
+    );
+}
+
+#[tokio::test]
+async fn context_without_a_task_and_of_an_empty_workspace() {
+    let d = TestDaemon::start().await;
+    seed(&d, "shop").await;
+    let c = ok(&d, "/context", json!({"workspace": "shop"})).await;
+    assert_eq!(c["task"], Value::Null);
+    assert_eq!(ids(&c["handoffs"]), ["handoff"]);
+    let open: Vec<String> = ids(&c["open_tasks"]);
+    assert!(open.contains(&"Ship refunds".to_string()), "{c}");
+    assert_eq!(ids(&c["decisions"]), ["Use the payments queue"]);
+    let empty = ok(&d, "/context", json!({"workspace": "nothing-here"})).await;
+    assert!(
+        empty["hint"].as_str().unwrap().contains("moss_workspaces"),
+        "{empty}"
+    );
+    let (s, v) = d
+        .call(
+            "POST",
+            "/context",
+            Some(json!({"workspace": "shop", "task": "TASK-042"})),
+        )
+        .await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (404, Some("NOT_FOUND")),
+        "{v}"
+    );
+}
+
+#[tokio::test]
+async fn search_finds_each_family_in_one_call_with_scores_in_0_1() {
+    let d = TestDaemon::start().await;
+    seed(&d, "shop").await;
+    seed(&d, "other").await;
+    for word in [
+        "quokkacapsule",
+        "marmosetnote",
+        "zephyrstep",
+        "wombatmemory",
+    ] {
+        let (s, v) = d
+            .call("GET", &format!("/search?query={word}&workspace=shop"), None)
+            .await;
+        assert_eq!(s, 200, "{v}");
+        let items = v["items"].as_array().unwrap();
+        assert_eq!(items.len(), 1, "{word}: {v}");
+        assert_eq!(items[0]["workspace"], "shop");
+        assert!(items[0]["snippet"].as_str().unwrap().contains("<b>"), "{v}");
+    }
+    let (_, all) = d
+        .call(
+            "GET",
+            "/search?query=quokkacapsule+OR+marmosetnote+OR+zephyrstep+OR+wombatmemory",
+            None,
+        )
+        .await;
+    let items = all["items"].as_array().unwrap();
+    let families: std::collections::BTreeSet<&str> = items
+        .iter()
+        .map(|h| h["family"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        families.into_iter().collect::<Vec<_>>(),
+        ["capsule", "memory", "reasoning", "tasks"],
+        "{all}"
+    );
+    for h in items {
+        let score = h["score"].as_f64().unwrap();
+        assert!(score > 0.0 && score <= 1.0, "{h}");
+        assert!(h["open"]["tool"].is_string(), "{h}");
+    }
+    // Pages: a cursor continues where the last page stopped, each hit once.
+    let (_, first) = d
+        .call("GET", "/search?query=refunds+OR+handoff&limit=2", None)
+        .await;
+    let next = first["pagination"]["next_cursor"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, second) = d
+        .call(
+            "GET",
+            &format!("/search?query=refunds+OR+handoff&limit=2&cursor={next}"),
+            None,
+        )
+        .await;
+    let a: Vec<&Value> = first["items"].as_array().unwrap().iter().collect();
+    let b: Vec<&Value> = second["items"].as_array().unwrap().iter().collect();
+    assert!(
+        a.iter().all(|x| !b.contains(x)),
+        "pages overlap: {first} {second}"
+    );
+    // Families narrow it, and a bad one is named.
+    let (_, only) = d
+        .call(
+            "GET",
+            "/search?query=refunds&families=memory,reasoning",
+            None,
+        )
+        .await;
+    assert!(
+        only["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["family"] != "capsule")
+    );
+    let (s, bad) = d
+        .call("GET", "/search?query=x&families=capsules", None)
+        .await;
+    assert_eq!(s, 400, "{bad}");
+    assert_eq!(bad["error"]["details"]["field"], "families", "{bad}");
+    // Over MCP.
+    let mut mcp = d.mcp().await;
+    let v = mcp
+        .call_tool(
+            "moss_search",
+            json!({"query": "wombatmemory", "workspace": "other"}),
+        )
+        .await;
+    assert!(v.to_string().contains("\"family\":\"memory\""), "{v}");
+}
+
+#[tokio::test]
+async fn workspaces_list_every_family_s_counts() {
+    let d = TestDaemon::start().await;
+    seed(&d, "shop").await;
+    ok(
+        &d,
+        "/memories",
+        json!({"workspace": "solo", "content": "only a memory"}),
+    )
+    .await;
+    let (s, v) = d.call("GET", "/workspaces", None).await;
+    assert_eq!(s, 200, "{v}");
+    let items = v["items"].as_array().unwrap();
+    let shop = items.iter().find(|w| w["workspace"] == "shop").unwrap();
+    assert_eq!(
+        shop["counts"],
+        json!({"capsules": 1, "reasoning": shop["counts"]["reasoning"], "tasks": 2, "memories": 1})
+    );
+    assert!(shop["counts"]["reasoning"].as_i64().unwrap() >= 3, "{shop}");
+    assert!(shop["last_activity"].is_string());
+    let solo = items.iter().find(|w| w["workspace"] == "solo").unwrap();
+    assert_eq!(
+        solo["counts"],
+        json!({"capsules": 0, "reasoning": 0, "tasks": 0, "memories": 1})
+    );
+    let times: Vec<&str> = items
+        .iter()
+        .map(|w| w["last_activity"].as_str().unwrap())
+        .collect();
+    assert!(
+        times.windows(2).all(|p| p[0] >= p[1]),
+        "most recent first: {v}"
+    );
+}
