@@ -59,7 +59,11 @@ pub fn base_url(addr: &str) -> String {
     }
 }
 
-/// The daemon's MCP endpoint, narrowed to `toolsets` when some are given.
+/// The toolsets `moss mcp` and `moss mcp config` connect to unless `--toolsets` says otherwise:
+/// the few tools an agent needs to start, and what to ask for to reach the rest.
+pub const DEFAULT_TOOLSETS: &str = "core";
+
+/// The daemon's MCP endpoint, narrowed to `toolsets` ([`DEFAULT_TOOLSETS`] when none is given).
 pub fn mcp_url(addr: &str, toolsets: &[String]) -> String {
     let base = format!("{}/mcp", base_url(addr));
     let names: Vec<&str> = toolsets
@@ -68,7 +72,7 @@ pub fn mcp_url(addr: &str, toolsets: &[String]) -> String {
         .filter(|t| !t.is_empty())
         .collect();
     if names.is_empty() {
-        base
+        format!("{base}?toolsets={DEFAULT_TOOLSETS}")
     } else {
         format!("{base}?toolsets={}", names.join(","))
     }

@@ -183,10 +183,11 @@ enum Command {
     #[command(verbatim_doc_comment, subcommand)]
     Service(service::ServiceCommand),
     Mcp(mcp_config::McpArgs),
-    /// List the daemon's MCP tools by family, and whether the config serves them.
+    /// List the daemon's MCP tools: family, toolsets, and whether the config serves them.
     ///
-    /// A family is a toolset: `moss mcp --toolsets <family>` and `/mcp?toolsets=<family>`
-    /// serve only its tools.
+    /// A toolset is a named list of tools: each family, `core` (what an agent needs to resume,
+    /// find, remember and hand off) and `all`. `moss mcp --toolsets core,memory` and
+    /// `/mcp?toolsets=core,memory` serve their union; `moss mcp` serves core by default.
     ///
     /// Examples:
     ///   moss tools --format table

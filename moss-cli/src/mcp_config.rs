@@ -18,14 +18,15 @@ use crate::{autostart, connect};
 ///
 /// Examples:
 ///   moss mcp                                   # run by the MCP client, not by hand
-///   moss mcp --toolsets capsule                # serve the capsule tools only
+///   moss mcp --toolsets all                    # serve every tool, not only core
 ///   moss mcp config claude-code
 ///   moss mcp config cursor --stdio --toolsets capsule
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment, args_conflicts_with_subcommands = true)]
 pub struct McpArgs {
-    /// Serve only these families of tools (comma-separated, e.g. capsule); default: every
-    /// family the daemon's config serves. `moss tools` lists them.
+    /// Serve these toolsets (comma-separated, their union): a family, `core` (the tools to
+    /// resume, find, remember and hand off) or `all`; default: core. `moss tools` shows which
+    /// toolsets each tool is in.
     #[arg(long, value_delimiter = ',')]
     toolsets: Vec<String>,
     #[command(subcommand)]
@@ -45,7 +46,7 @@ pub enum McpCommand {
     ///   moss mcp config claude-code | sh           # runs `claude mcp add …`
     ///   moss mcp config codex >> ~/.codex/config.toml
     ///   moss mcp config cursor --stdio
-    ///   moss mcp config claude-code --toolsets capsule
+    ///   moss mcp config claude-code --toolsets core,memory
     #[command(verbatim_doc_comment)]
     Config(ConfigArgs),
 }
@@ -57,8 +58,9 @@ pub struct ConfigArgs {
     /// Have the client spawn the stdio bridge (`moss mcp`) instead of talking HTTP.
     #[arg(long)]
     stdio: bool,
-    /// Connect the client to these families of tools only (comma-separated, e.g.
-    /// capsule); default: every family the daemon's config serves. `moss tools` lists them.
+    /// Connect the client to these toolsets (comma-separated, their union): a family, `core`
+    /// (the tools to resume, find, remember and hand off) or `all`; default: core. `moss tools`
+    /// shows which toolsets each tool is in.
     #[arg(long, value_delimiter = ',')]
     toolsets: Vec<String>,
 }
@@ -109,15 +111,23 @@ async fn check_toolsets(client: &moss_client::Client, toolsets: &[String]) -> an
         return Ok(());
     }
     let mut served: Vec<String> = Vec::new();
-    for t in client.tools().await?.tools {
-        if t.enabled && !served.contains(&t.family) {
-            served.push(t.family);
+    for t in client
+        .tools()
+        .await?
+        .tools
+        .into_iter()
+        .filter(|t| t.enabled)
+    {
+        for set in t.toolsets {
+            if !served.contains(&set) {
+                served.push(set);
+            }
         }
     }
     for name in toolsets.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
-        if name != "all" && !served.iter().any(|s| s == name) {
+        if !served.iter().any(|s| s == name) {
             anyhow::bail!(
-                "[INVALID_REQUEST] unknown toolset {name:?}; the daemon serves: {} (or all)",
+                "[INVALID_REQUEST] unknown toolset {name:?}; the daemon serves: {}",
                 served.join(", ")
             );
         }
@@ -302,7 +312,12 @@ mod tests {
     fn toolsets_narrow_the_url_and_the_bridge() {
         assert_eq!(
             connect::mcp_url("127.0.0.1:6677", &[]),
-            "http://127.0.0.1:6677/mcp"
+            "http://127.0.0.1:6677/mcp?toolsets=core",
+            "core unless --toolsets says otherwise"
+        );
+        assert_eq!(
+            connect::mcp_url("127.0.0.1:6677", &["all".to_string()]),
+            "http://127.0.0.1:6677/mcp?toolsets=all"
         );
         let toolsets = vec!["capsule".to_string(), "tasks".to_string()];
         assert_eq!(

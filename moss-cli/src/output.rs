@@ -306,11 +306,12 @@ impl Render for moss_client::moss::ContextResponse {
 impl Render for ToolList {
     fn table(&self) -> String {
         let mut t = new_table();
-        set_header(&mut t, ["family", "tool", "enabled"]);
+        set_header(&mut t, ["family", "tool", "toolsets", "enabled"]);
         for tool in &self.tools {
             t.add_row(vec![
                 tool.family.clone(),
                 tool.name.clone(),
+                tool.toolsets.join(","),
                 tool.enabled.to_string(),
             ]);
         }
@@ -649,13 +650,17 @@ mod tests {
             tools: vec![moss_client::daemon::ToolInfo {
                 name: "capsule_store".into(),
                 family: "capsule".into(),
+                toolsets: vec!["capsule".into(), "core".into(), "all".into()],
                 description: "Store a capsule".into(),
                 enabled: true,
             }],
         };
         let t = tools.table();
         assert!(
-            t.contains("family") && t.contains("capsule_store") && t.contains("true"),
+            t.contains("family")
+                && t.contains("capsule_store")
+                && t.contains("capsule,core,all")
+                && t.contains("true"),
             "{t}"
         );
         assert_eq!(LatestResponse { item: None }.table(), "(none)");

@@ -96,10 +96,14 @@ pub struct Health {
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct ToolInfo {
     pub name: String,
-    /// The family (toolset) it belongs to: `capsule`, …
+    /// The family it belongs to: `capsule`, …
     pub family: String,
+    /// The toolsets it is in (`/mcp?toolsets=`): its family, `core` when it is one of the
+    /// core tools, and `all`.
+    #[serde(default)]
+    pub toolsets: Vec<String>,
     pub description: String,
-    /// False when the config leaves its family out of `toolsets`, or `disabled_tools` or
+    /// False when the config's `toolsets` leave it out, or `disabled_tools` or
     /// `disabled_types` turns it off.
     pub enabled: bool,
 }

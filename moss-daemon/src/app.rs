@@ -35,7 +35,7 @@ pub struct App {
     /// The associative memory.
     pub memories: Memories,
     pub config: Arc<Config>,
-    /// The families `/mcp` serves (the config's `toolsets`); a connection may narrow them.
+    /// The tools `/mcp` serves (the config's `toolsets`); a connection may narrow them.
     pub toolsets: Toolsets,
     pub daemon: DaemonInfo,
     /// Progress of running requests that sent `X-Moss-Progress`.

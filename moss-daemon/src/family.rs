@@ -14,9 +14,11 @@
 //! domain function, and the [`tool!`](crate::tool) line that binds them; the client method, the
 //! REST route, its OpenAPI entry and the CLI's route follow from the table.
 //!
-//! **Toolsets.** `/mcp` serves the families the config's `toolsets` key enables (default: all),
-//! and a connection narrows them with `/mcp?toolsets=capsule,tasks`: an agent that sees only the
-//! tools it needs chooses better, and some clients cap the number of tools.
+//! **Toolsets.** A toolset is a named list of tools: each family, `core` ([`CORE`]: resume,
+//! find, remember, hand off) and `all`. `/mcp` serves the union of the toolsets the config's
+//! `toolsets` key names (default: all), and a connection narrows it with
+//! `/mcp?toolsets=core,memory`: an agent that sees only the tools it needs chooses better, pays
+//! less context for the tool list, and some clients cap the number of tools.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -121,26 +123,124 @@ pub fn tool(name: &str) -> Option<(&'static Family, &'static Tool)> {
     tools().find(|(_, t)| t.name == name)
 }
 
-/// A set of families, in registry order: what one MCP connection is served.
-#[derive(Debug, Clone)]
-pub struct Toolsets(Vec<&'static Family>);
+/// The `core` toolset: what an agent needs to resume its work, find what is known, remember
+/// and hand off, at most [`CORE_MAX`] tools. One line per tool; they are served in registry
+/// order.
+pub const CORE: &[&str] = &[
+    // Resume: where the work stands in one call, the newest handoff, a task's radar, the tasks.
+    "moss_context",
+    "capsule_latest",
+    "capsule_fetch",
+    "tasks_radar",
+    "tasks_context",
+    // Find: everything at once, or capsules with their filters.
+    "moss_search",
+    "capsule_search",
+    "memory_recall",
+    // Remember: knowledge, decisions and notes, progress.
+    "memory_store",
+    "branchmind_notes_commit",
+    "branchmind_think_card",
+    "tasks_create",
+    "tasks_note",
+    "tasks_done",
+    // Hand off.
+    "capsule_store",
+];
 
-impl PartialEq for Toolsets {
-    fn eq(&self, other: &Toolsets) -> bool {
-        self.names() == other.names()
+/// The most tools `core` may hold: some clients cap how many tools they take, and every tool
+/// costs the agent context before it does anything.
+pub const CORE_MAX: usize = 15;
+
+/// A named list of tools: each family, `core` ([`CORE`]) and `all`.
+#[derive(Debug, Clone, Copy)]
+pub struct Toolset {
+    pub name: &'static str,
+    /// One line: what it holds (`moss tools`, the MCP instructions).
+    pub summary: &'static str,
+    members: Members,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Members {
+    Family(&'static Family),
+    Listed(&'static [&'static str]),
+    Every,
+}
+
+impl Toolset {
+    /// Whether `tool` is in this toolset.
+    pub fn contains(&self, tool: &str) -> bool {
+        match self.members {
+            Members::Family(f) => f.tools.iter().any(|t| t.name == tool),
+            Members::Listed(names) => names.contains(&tool),
+            Members::Every => self::tool(tool).is_some(),
+        }
     }
 }
 
-impl Eq for Toolsets {}
+/// Every toolset: one per family in registry order, then `core`, then `all`.
+pub fn toolsets() -> Vec<Toolset> {
+    let mut sets: Vec<Toolset> = FAMILIES
+        .iter()
+        .map(|f| Toolset {
+            name: f.name,
+            summary: f.summary,
+            members: Members::Family(f),
+        })
+        .collect();
+    sets.push(Toolset {
+        name: "core",
+        summary: "the tools to resume work, find what is known, remember and hand off",
+        members: Members::Listed(CORE),
+    });
+    sets.push(Toolset {
+        name: "all",
+        summary: "every tool",
+        members: Members::Every,
+    });
+    sets
+}
+
+/// The toolset named `name`.
+pub fn toolset(name: &str) -> Option<Toolset> {
+    toolsets().into_iter().find(|t| t.name == name)
+}
+
+/// The names of every toolset, for error messages and config validation.
+pub fn toolset_names() -> Vec<&'static str> {
+    toolsets().iter().map(|t| t.name).collect()
+}
+
+/// The toolsets `tool` is in, in [`toolsets`] order (`GET /tools`).
+pub fn toolsets_of(tool: &str) -> Vec<&'static str> {
+    toolsets()
+        .into_iter()
+        .filter(|t| t.contains(tool))
+        .map(|t| t.name)
+        .collect()
+}
+
+/// The tools one MCP connection is served: the union of some toolsets, in registry order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolsets {
+    /// The toolsets it was made of, as named.
+    names: Vec<&'static str>,
+    /// Its tools, in registry order.
+    tools: Vec<&'static str>,
+}
 
 impl Toolsets {
-    /// Every family.
+    /// Every tool.
     pub fn all() -> Toolsets {
-        Toolsets(FAMILIES.to_vec())
+        Toolsets {
+            names: vec!["all"],
+            tools: tools().map(|(_, t)| t.name).collect(),
+        }
     }
 
-    /// The families named in `names`, in registry order. An unknown name is an error naming it
-    /// and listing the valid ones.
+    /// The union of the toolsets named in `names`. An unknown name is an error naming it and
+    /// listing the valid ones.
     pub fn named<S: AsRef<str>>(names: &[S]) -> std::result::Result<Toolsets, String> {
         let mut chosen = Vec::new();
         for name in names {
@@ -148,93 +248,149 @@ impl Toolsets {
             if name.is_empty() {
                 continue;
             }
-            match family(name) {
-                Some(f) => chosen.push(f),
+            match toolset(name) {
+                Some(t) => chosen.push(t),
                 None => {
                     return Err(format!(
                         "unknown toolset {name:?}; valid toolsets: {}",
-                        family_names().join(", ")
+                        toolset_names().join(", ")
                     ));
                 }
             }
         }
-        Ok(Toolsets(
-            FAMILIES
-                .iter()
-                .copied()
-                .filter(|f| chosen.iter().any(|c| c.name == f.name))
-                .collect(),
-        ))
+        Ok(Toolsets::union(&chosen, |_| true))
     }
 
-    /// Narrows these toolsets to the comma-separated list a connection asked for (`all` keeps
-    /// them all). A name that is no family, or one this daemon does not serve, is
-    /// `INVALID_REQUEST` naming it and listing the ones it may ask for.
+    /// The tools of `sets` that `keep` keeps, in registry order.
+    fn union(sets: &[Toolset], keep: impl Fn(&str) -> bool) -> Toolsets {
+        let mut names: Vec<&'static str> = Vec::new();
+        for s in sets {
+            if !names.contains(&s.name) {
+                names.push(s.name);
+            }
+        }
+        Toolsets {
+            names,
+            tools: tools()
+                .map(|(_, t)| t.name)
+                .filter(|t| keep(t) && sets.iter().any(|s| s.contains(t)))
+                .collect(),
+        }
+    }
+
+    /// Narrows these tools to the comma-separated toolsets a connection asked for: their union
+    /// (`all` keeps every tool served here). A name that is no toolset, or one none of whose
+    /// tools this daemon serves, is `INVALID_REQUEST` naming it and listing the ones it may ask
+    /// for.
     pub fn narrow(&self, requested: &str) -> Result<Toolsets> {
-        let served = || self.0.iter().map(|f| f.name).collect::<Vec<_>>().join(", ");
         let names: Vec<&str> = requested
             .split(',')
             .map(str::trim)
             .filter(|n| !n.is_empty())
             .collect();
-        if names.is_empty() || names == ["all"] {
+        if names.is_empty() {
             return Ok(self.clone());
         }
         let mut chosen = Vec::new();
         for name in names {
-            match self.0.iter().find(|f| f.name == name) {
-                Some(f) => chosen.push(*f),
-                None => {
-                    let why = if family(name).is_some() {
+            let set = toolset(name);
+            let served = set.is_some_and(|s| self.tools.iter().any(|t| s.contains(t)));
+            match set {
+                Some(s) if served => chosen.push(s),
+                _ => {
+                    let why = if set.is_some() {
                         "is not served by this daemon (see the config's toolsets key)"
                     } else {
                         "is not a toolset"
                     };
+                    let valid = self.valid();
                     return Err(Error::invalid_field(
                         "toolsets",
                         format!(
-                            "toolset {name:?} {why}; valid toolsets: {} (or all)",
-                            served()
+                            "toolset {name:?} {why}; valid toolsets: {} (a comma-separated \
+                             list serves their union)",
+                            valid.join(", ")
                         ),
                     )
                     .with_details(json!({
                         "field": "toolsets",
                         "toolset": name,
-                        "valid": self.0.iter().map(|f| f.name).collect::<Vec<_>>(),
+                        "valid": valid,
                     })));
                 }
             }
         }
-        Ok(Toolsets(
-            self.0
-                .iter()
-                .copied()
-                .filter(|f| chosen.iter().any(|c| c.name == f.name))
-                .collect(),
-        ))
+        Ok(Toolsets::union(&chosen, |t| self.tools.contains(&t)))
     }
 
-    pub fn contains(&self, family: &str) -> bool {
-        self.0.iter().any(|f| f.name == family)
+    /// The toolsets a connection may ask these tools for: those with at least one of them.
+    pub fn valid(&self) -> Vec<&'static str> {
+        toolsets()
+            .into_iter()
+            .filter(|s| self.tools.iter().any(|t| s.contains(t)))
+            .map(|s| s.name)
+            .collect()
     }
 
-    pub fn families(&self) -> &[&'static Family] {
-        &self.0
+    /// Whether the tool named `tool` is served.
+    pub fn contains(&self, tool: &str) -> bool {
+        self.tools.contains(&tool)
     }
 
+    /// The toolsets it was made of.
     pub fn names(&self) -> Vec<&'static str> {
-        self.0.iter().map(|f| f.name).collect()
+        self.names.clone()
     }
 
-    /// The MCP `instructions` for these families: a line on Moss, then each family's paragraph.
-    pub fn instructions(&self) -> String {
+    /// The tools served, in registry order.
+    pub fn tools(&self) -> &[&'static str] {
+        &self.tools
+    }
+
+    /// The MCP `instructions` for these tools: a line on Moss and the rules every family
+    /// shares, each served family's paragraph, and, when `daemon` (what this daemon serves)
+    /// holds more, how to reach the rest.
+    pub fn instructions(&self, daemon: &Toolsets) -> String {
         let mut out = String::from(
             "Moss is a local memory service shared by agent sessions. Every tool answers JSON; a \
-             failure is a tool error whose content is {\"error\":{code,message,status,details}}.",
+             failure is a tool error whose content is {\"error\":{code,message,status,details}}. \
+             A read that takes max_chars is bounded: max_chars (default: the daemon's \
+             output_max_chars), max_bytes (UTF-8) and max_lines cap the answer; what did not fit \
+             is cut, and truncated:true and budget say what (a cap below the smallest possible \
+             answer gets that answer, with budget.warning). A read that takes cursor pages from \
+             the newest: pass the answer's pagination.next_cursor back as cursor. \
+             expected_revision refuses a write (409 CONFLICT, nothing written) unless the item \
+             is at that revision.",
         );
-        for f in &self.0 {
-            out.push_str("\n\n");
-            out.push_str(f.instructions);
+        for f in FAMILIES {
+            if f.tools.iter().any(|t| self.contains(t.name)) {
+                out.push_str("\n\n");
+                out.push_str(f.instructions);
+            }
+        }
+        let rest: Vec<String> = toolsets()
+            .into_iter()
+            .filter(|s| s.name != "all" && !self.names.contains(&s.name))
+            .filter_map(|s| {
+                let more = daemon
+                    .tools
+                    .iter()
+                    .filter(|t| s.contains(t) && !self.contains(t))
+                    .count();
+                (more > 0).then(|| format!("{} ({more} more: {})", s.name, s.summary))
+            })
+            .collect();
+        if !rest.is_empty() {
+            out.push_str(&format!(
+                "\n\nThis connection serves the toolsets {} ({} of {} tools); tools named above \
+                 but not listed are in the others: {}. Reach them with /mcp?toolsets=<names> \
+                 (comma-separated, e.g. core,memory, serves their union), or /mcp?toolsets=all \
+                 for every tool.",
+                self.names.join(", "),
+                self.tools.len(),
+                daemon.tools.len(),
+                rest.join("; ")
+            ));
         }
         out
     }
@@ -390,17 +546,76 @@ mod tests {
         let e = all.narrow("capsule,nope").unwrap_err();
         assert_eq!(e.0.details["toolset"], "nope");
         assert!(
-            e.0.message.contains("valid toolsets: capsule"),
+            e.0.message
+                .contains("valid toolsets: capsule, reasoning, tasks, memory, moss, core, all"),
             "{}",
             e.0.message
         );
-        let none = Toolsets(Vec::new());
-        let e = none.narrow("capsule").unwrap_err();
+        let capsule = all.narrow("capsule").unwrap();
+        let e = capsule.narrow("tasks").unwrap_err();
         assert!(e.0.message.contains("not served"), "{}", e.0.message);
+        assert_eq!(e.0.details["valid"], json!(["capsule", "core", "all"]));
         assert!(
             Toolsets::named(&["kapsule"])
                 .unwrap_err()
                 .contains("capsule")
+        );
+    }
+
+    #[test]
+    fn core_is_at_most_fifteen_registered_tools() {
+        assert!(CORE.len() <= CORE_MAX, "core has {} tools", CORE.len());
+        for name in CORE {
+            assert!(tool(name).is_some(), "core names {name}, which is no tool");
+        }
+        let core = Toolsets::named(&["core"]).unwrap();
+        assert_eq!(core.tools().len(), CORE.len(), "core names a tool twice");
+    }
+
+    #[test]
+    fn toolsets_unite_and_a_subset_narrows_to_what_the_daemon_serves() {
+        let core_memory = Toolsets::all().narrow("core,memory").unwrap();
+        assert_eq!(core_memory.names(), ["core", "memory"]);
+        let memory_tools = family("memory").unwrap().tools.len();
+        let core_memory_tools = CORE.iter().filter(|t| t.starts_with("memory_")).count();
+        assert_eq!(
+            core_memory.tools().len(),
+            CORE.len() + memory_tools - core_memory_tools
+        );
+        // Registry order, whatever order the toolsets were named in.
+        let order: Vec<usize> = core_memory
+            .tools()
+            .iter()
+            .map(|t| tools().position(|(_, r)| r.name == *t).unwrap())
+            .collect();
+        assert!(order.is_sorted(), "{:?}", core_memory.tools());
+        // A daemon serving capsule only serves a `core` connection core's capsule tools.
+        let capsule = Toolsets::named(&["capsule"]).unwrap();
+        let narrowed = capsule.narrow("core").unwrap();
+        assert!(!narrowed.tools().is_empty());
+        assert!(narrowed.tools().iter().all(|t| t.starts_with("capsule_")));
+        assert_eq!(toolsets_of("capsule_store"), ["capsule", "core", "all"]);
+        assert_eq!(toolsets_of("capsule_purge"), ["capsule", "all"]);
+    }
+
+    #[test]
+    fn core_instructions_say_how_to_reach_the_rest() {
+        let all = Toolsets::all();
+        let core = all.narrow("core").unwrap();
+        let text = core.instructions(&all);
+        for needle in [
+            "/mcp?toolsets=all",
+            "capsule (",
+            "reasoning (",
+            "tasks (",
+            "memory (",
+            "core,memory",
+        ] {
+            assert!(text.contains(needle), "{needle} missing from {text}");
+        }
+        assert!(
+            !all.instructions(&all).contains("/mcp?toolsets="),
+            "a connection served every tool is told of no others"
         );
     }
 }

@@ -99,6 +99,10 @@ async fn each_request_gets_one_line_and_notifications_get_none() {
         tools.iter().any(|t| t["name"] == "capsule_fetch"),
         "{tools:?}"
     );
+    assert!(
+        tools.len() <= 15 && !tools.iter().any(|t| t["name"] == "capsule_purge"),
+        "the bridge serves core unless --toolsets says otherwise: {tools:?}"
+    );
     let stored = &by_id(json!("store"))["result"];
     assert_eq!(stored["isError"], false, "{stored}");
 
@@ -169,5 +173,63 @@ async fn refusals_and_bad_lines_become_json_rpc_errors() {
     assert_eq!(messages.len(), 1, "{messages:?}");
     assert_eq!(messages[0]["error"]["code"], -32700, "{messages:?}");
     assert_eq!(messages[0]["id"], Value::Null);
+    d.stop().await;
+}
+
+/// Runs `moss <args>` against `d` and returns what it printed.
+async fn moss(d: &TestDaemon, args: &[&str]) -> Output {
+    let addr = d.daemon.addr.to_string();
+    let home = d.home_path().to_path_buf();
+    let token = d.token.clone();
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_moss"))
+            .args(&args)
+            .env("MOSS_ADDR", addr)
+            .env("MOSS_HOME", home)
+            .env("MOSS_TOKEN", token)
+            .env("MOSS_NO_AUTOSTART", "1")
+            .output()
+            .expect("moss runs")
+    })
+    .await
+    .unwrap()
+}
+
+/// `moss mcp config codex` connects Codex to the core toolset; `--toolsets` changes it, and a
+/// toolset the daemon does not serve is refused naming the ones it does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_config_connects_to_core_unless_told_otherwise() {
+    let d = TestDaemon::start().await;
+    let base = format!("http://{}/mcp", d.daemon.addr);
+    let out = moss(&d, &["mcp", "config", "codex"]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("url = \"{base}?toolsets=core\"")),
+        "{text}"
+    );
+    let out = moss(&d, &["mcp", "config", "codex", "--toolsets", "core,memory"]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("url = \"{base}?toolsets=core,memory\"")),
+        "{text}"
+    );
+    let out = moss(&d, &["mcp", "config", "codex", "--toolsets", "kore"]).await;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"kore\"") && err.contains("core") && err.contains("all"),
+        "{err}"
+    );
     d.stop().await;
 }

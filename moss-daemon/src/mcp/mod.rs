@@ -3,9 +3,10 @@
 //! tool result with `isError: true` whose text and `structuredContent` are the error envelope,
 //! including bad arguments (which would otherwise be a bare JSON-RPC -32602).
 //!
-//! A connection is served the families of the config's `toolsets`, or fewer: `/mcp?toolsets=a,b`
-//! narrows them ([`toolsets_from_query`], checked before rmcp sees the request). The session
-//! keeps the set its `initialize` asked for; its `instructions` are composed from it.
+//! A connection is served the tools of the config's `toolsets`, or fewer: `/mcp?toolsets=a,b`
+//! narrows them to the union of those toolsets (families, `core`, `all`;
+//! [`toolsets_from_query`], checked before rmcp sees the request). The session keeps the set its
+//! `initialize` asked for; its `instructions` are composed from it and say how to reach the rest.
 
 pub mod schema;
 pub mod sessions;
@@ -30,13 +31,13 @@ use crate::progress::Progress;
 #[derive(Clone)]
 pub struct MossMcp {
     state: AppState,
-    /// The families this session is served, fixed by its `initialize` request's URL.
+    /// The tools this session is served, fixed by its `initialize` request's URL.
     toolsets: Arc<OnceLock<Toolsets>>,
 }
 
 impl MossMcp {
-    /// The session's families: those its `initialize` asked for, else those this request's URL
-    /// asks for, else every family the config serves.
+    /// The session's tools: those its `initialize` asked for, else those this request's URL
+    /// asks for, else every tool the config serves.
     fn toolsets(&self, context: &RequestContext<RoleServer>) -> Toolsets {
         if let Some(t) = self.toolsets.get() {
             return t.clone();
@@ -59,7 +60,7 @@ impl ServerHandler for MossMcp {
         let toolsets = self.toolsets.get().unwrap_or(&self.state.toolsets);
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("moss", moss_client::VERSION))
-            .with_instructions(toolsets.instructions())
+            .with_instructions(toolsets.instructions(&self.state.toolsets))
     }
 
     async fn initialize(
@@ -364,13 +365,13 @@ pub fn service(
 /// The tools/list entries of `toolsets` that the config leaves enabled.
 fn listed(state: &AppState, toolsets: &Toolsets) -> Vec<Tool> {
     family::tools()
-        .filter(|(f, t)| toolsets.contains(f.name) && !state.config.tool_disabled(f.name, t.name))
+        .filter(|(f, t)| toolsets.contains(t.name) && !state.config.tool_disabled(f.name, t.name))
         .map(|(_, t)| Tool::new(t.name, t.description, (t.schema)()))
         .collect()
 }
 
-/// The tool `name`, if this connection may call it: a tool of a family it is not served, or one
-/// the config disables, is refused with what to do about it.
+/// The tool `name`, if this connection may call it: a tool it is not served, or one the config
+/// disables, is refused with what to do about it.
 fn callable(state: &AppState, toolsets: &Toolsets, name: &str) -> Result<&'static family::Tool> {
     let Some((family, tool)) = family::tool(name) else {
         return Err(Error::invalid_field(
@@ -378,14 +379,15 @@ fn callable(state: &AppState, toolsets: &Toolsets, name: &str) -> Result<&'stati
             format!("unknown tool {name:?}; tools/list shows the available tools"),
         ));
     };
-    if !toolsets.contains(family.name) {
+    if !toolsets.contains(name) {
         return Err(Error::invalid_field(
             "name",
             format!(
-                "tool {name:?} belongs to toolset {:?}, which this connection is not served \
-                 (it has: {}); connect to /mcp?toolsets={} to use it",
-                family.name,
+                "tool {name:?} is in the toolsets {}, which this connection is not served (it \
+                 has: {}); connect to /mcp?toolsets={},{} to use it",
+                family::toolsets_of(name).join(", "),
                 toolsets.names().join(", "),
+                toolsets.names().join(","),
                 family.name
             ),
         ));
@@ -402,23 +404,28 @@ fn callable(state: &AppState, toolsets: &Toolsets, name: &str) -> Result<&'stati
     Ok(tool)
 }
 
-/// Every tool with its family and whether the config enables it (`GET /tools`, `moss tools`).
+/// Every tool with its family, its toolsets and whether the config enables it (`GET /tools`,
+/// `moss tools`).
 pub fn catalog(state: &AppState) -> ToolList {
     ToolList {
         tools: family::tools()
             .map(|(f, t)| ToolInfo {
                 name: t.name.into(),
                 family: f.name.into(),
+                toolsets: family::toolsets_of(t.name)
+                    .into_iter()
+                    .map(String::from)
+                    .collect(),
                 description: t.description.into(),
-                enabled: state.toolsets.contains(f.name)
+                enabled: state.toolsets.contains(t.name)
                     && !state.config.tool_disabled(f.name, t.name),
             })
             .collect(),
     }
 }
 
-/// Reads `?toolsets=a,b` of a request to `/mcp`, narrows the served families to it and hands
-/// the result to the session (as a request extension rmcp passes on). An unknown toolset, or one
+/// Reads `?toolsets=a,b` of a request to `/mcp`, narrows the served tools to the union of those
+/// toolsets and hands the result to the session (as a request extension rmcp passes on). An unknown toolset, or one
 /// the daemon does not serve, is a 400 naming it and listing the valid ones, before any MCP
 /// exchange.
 pub async fn toolsets_from_query(

@@ -69,7 +69,17 @@ async fn get_tools_lists_every_capsule_tool_enabled() {
     for t in &tools {
         let mut keys: Vec<&String> = t.as_object().unwrap().keys().collect();
         keys.sort();
-        assert_eq!(keys, ["description", "enabled", "family", "name"], "{t}");
+        assert_eq!(
+            keys,
+            ["description", "enabled", "family", "name", "toolsets"],
+            "{t}"
+        );
+        let family = t["family"].as_str().unwrap();
+        let toolsets = t["toolsets"].as_array().unwrap();
+        assert!(
+            toolsets.first() == Some(&json!(family)) && toolsets.last() == Some(&json!("all")),
+            "a tool is in its family's toolset and in all: {t}"
+        );
         assert!(
             t["description"].as_str().is_some_and(|s| s.len() > 10),
             "{t}"
@@ -343,9 +353,78 @@ async fn an_unknown_toolset_is_a_400_naming_it() {
     assert_eq!(body["error"]["details"]["field"], "toolsets", "{body}");
     let message = body["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("\"kapsule\"") && message.contains("valid toolsets: capsule"),
+        message.contains("\"kapsule\"")
+            && message.contains("valid toolsets: capsule, reasoning, tasks, memory, moss, core, all"),
         "{message}"
     );
+    assert_eq!(
+        body["error"]["details"]["valid"],
+        json!(["capsule", "reasoning", "tasks", "memory", "core", "all"]),
+        "{body}"
+    );
+}
+
+/// `core` is at most 15 tools; `core,memory` serves their union in registry order; the core
+/// session's instructions say how to reach the rest; a tool outside the connection's toolsets
+/// is refused naming the toolsets it is in.
+#[tokio::test]
+async fn toolsets_are_named_lists_of_tools_and_unite() {
+    let d = TestDaemon::start().await;
+    let names = |tools: Vec<Value>| -> Vec<String> {
+        tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut core = d.mcp_with_toolsets("core").await;
+    let core_names = names(core.list_tools().await);
+    assert!(core_names.len() <= 15, "{core_names:?}");
+    for t in [
+        "capsule_store",
+        "capsule_latest",
+        "tasks_radar",
+        "memory_recall",
+    ] {
+        assert!(core_names.contains(&t.to_string()), "{t}: {core_names:?}");
+    }
+    let instructions = core.initialize["instructions"].as_str().unwrap();
+    assert!(
+        instructions.contains("/mcp?toolsets=all") && instructions.contains("reasoning ("),
+        "{instructions}"
+    );
+    let r = core.call_tool("capsule_purge", json!({})).await;
+    assert_eq!(r["isError"], true, "{r}");
+    let m = r["structuredContent"]["error"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("capsule, all") && m.contains("/mcp?toolsets=core,capsule"),
+        "{m}"
+    );
+
+    let mut both = d.mcp_with_toolsets("memory,core").await;
+    let both_names = names(both.list_tools().await);
+    let registry: Vec<&str> = moss_daemon::family::tools().map(|(_, t)| t.name).collect();
+    let expected: Vec<String> = registry
+        .iter()
+        .filter(|t| t.starts_with("memory_") || core_names.contains(&t.to_string()))
+        .map(|t| t.to_string())
+        .collect();
+    assert_eq!(both_names, expected, "the union, in registry order");
+    assert!(both_names.len() > core_names.len());
+
+    // GET /tools says which toolsets each tool is in.
+    let tools = rest_tools(&d).await;
+    let of = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["toolsets"].clone();
+    assert_eq!(of("capsule_store"), json!(["capsule", "core", "all"]));
+    assert_eq!(of("capsule_purge"), json!(["capsule", "all"]));
+    d.stop().await;
+
+    // The config's toolsets may name core: /mcp with no query serves it.
+    let d = TestDaemon::start_with_config(Some(json!({"toolsets": ["core"]}))).await;
+    assert_eq!(mcp_names(&d).await, core_names);
+    let tools = rest_tools(&d).await;
+    assert!(enabled_of(&tools, "capsule_store"));
+    assert!(!enabled_of(&tools, "capsule_purge"));
+    d.stop().await;
 }
 
 /// `GET /tools` names each tool's family; a family the config's `toolsets` leaves out is listed
