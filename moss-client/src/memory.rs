@@ -18,48 +18,38 @@ crate::op::ops! {
     table OPS, handle Memories;
 
     /// Store a piece of knowledge, e.g. {"content": "User prefers tabs", "context": "formatting",
-    /// "slot": "preferences"}. context is a string or a list (file paths, directories, topics, task
-    /// ids); weight (default 1, at most 100) says how much it matters. The same content with the
-    /// same contexts and slot updates the memory (created:false) instead of adding another.
-    /// workspace "global" holds user-wide knowledge every recall sees.
+    /// "slot": "preferences"}. The same content, contexts and slot again updates it.
     MemoryStore: memory_store, Post "/memories",
         MemoryStoreRequest => MemoryStoreResponse, store;
 
-    /// Recall memories by query ("about auth.py": content, contexts and slot; a path also finds
-    /// memories on its parent directories), slot and/or context, best first: relevance × weight ×
-    /// recency × specificity (explain:true returns each part). No match is an empty list with a
-    /// reason, never filler.
+    /// Recall memories by query (a path also finds its parent directories' memories), slot or
+    /// context, best first by relevance, weight, recency and specificity. No match is an empty list
+    /// with a reason.
     MemoryRecall: memory_recall, Post "/memories/recall",
         MemoryRecallRequest => MemoryRecallResponse, recall;
 
-    /// Remove memories by id or ids, or by query (only strong matches), slot or exact context;
-    /// returns exactly what it removed. dry_run:true shows what would go; more than 10 by query,
-    /// slot or context needs confirm:true.
+    /// Remove memories by id(s), or by query (strong matches only), slot or context; returns
+    /// exactly what it removed.
     MemoryForget: memory_forget, Post "/memories/forget",
         MemoryForgetRequest => MemoryForgetResponse, forget;
 
-    /// Render a template: a list of strings and {"slot": …}, {"recall": …}, {"var": …} parts
-    /// (recalls render as "- …" lines; empty parts are skipped and named in warnings), or the name
-    /// of one in the config's memory.templates ("default" is memory.template).
+    /// Render a template of strings and {"slot"}, {"recall"}, {"var"} parts, or a configured
+    /// template by name; empty parts are skipped and named in warnings.
     MemoryRender: memory_render, Post "/memories/render",
         MemoryRenderRequest => MemoryRenderResponse, render;
 
-    /// The Lua sources that populate memory: $MOSS_HOME/sources/*.lua, and with root (the project's
-    /// absolute path) its .moss/sources/*.lua and the builtin session.lua, git.lua and toml.lua.
-    /// Each with its path, last run, items stored, duration, the events it handles and its last
-    /// error (file and line).
+    /// The Lua sources that populate memory, each with its last run, items, events handled and last
+    /// error.
     MemorySources: memory_sources, Post "/memories/sources",
         MemorySourcesRequest => MemorySourcesResponse, sources;
 
-    /// Run the Lua sources again (all, or name), each in a sandbox with a memory cap and a time
-    /// limit. A source's memories are replaced atomically when it succeeds; a failing one writes
-    /// nothing and reports its error.
+    /// Run the Lua sources again (all or one), sandboxed; a source's memories are replaced only
+    /// when it succeeds.
     MemorySourcesRun: memory_sources_run, Post "/memories/sources/run",
         MemorySourcesRunRequest => MemorySourcesResponse, sources_run;
 
     /// Send an event to the handlers sources registered with moss.on(event, fn), e.g. {"event":
-    /// "file_opened", "data": {"file": "src/auth.py"}} for session.lua. With a session, what the
-    /// handlers store lasts as long as the session.
+    /// "file_opened", "data": {"file": "src/auth.py"}}.
     MemoryEvent: memory_event, Post "/memories/events",
         MemoryEventRequest => MemoryEventResponse, event;
 
@@ -120,30 +110,30 @@ pub struct Memory {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MemoryStoreRequest {
-    /// The knowledge, e.g. "User prefers tabs" (at most the config's `memory_max_chars`).
+    /// The knowledge, at most memory_max_chars.
     pub content: String,
-    /// What it relates to: a file path, a directory, a topic, a task id; one or a list.
+    /// A file path, directory, topic or task id; one or a list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Contexts>,
-    /// Importance, above 0 and at most 100 (default 1.0).
+    /// Above 0, at most 100 (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<f64>,
-    /// Free-form, queryable placement hint, e.g. "preferences", "system".
+    /// Placement hint, e.g. "preferences".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot: Option<String>,
-    /// false: the memory belongs to `session` and is gone when it ends (default true).
+    /// false: gone when session ends (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persist: Option<bool>,
-    /// The session of a non-persistent memory (an MCP connection uses its own).
+    /// Session of a non-persistent memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
-    /// Workspace (default "default"); "global" holds user-wide knowledge every recall sees.
+    /// Default "default"; "global" is seen by every recall.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
     /// Tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
-    /// A JSON object kept with the memory.
+    /// JSON object kept with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
 }
@@ -207,42 +197,35 @@ pub struct MemoryStoreResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MemoryRecallRequest {
-    /// Free text, e.g. "about auth.py": matched against content, contexts and slot.
+    /// Free text, e.g. "about auth.py".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
-    /// Only memories of this slot.
+    /// Only this slot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot: Option<String>,
-    /// Only memories attached to this context (or, less specifically, to a parent directory);
-    /// with `query`, ranked by how well they match it.
+    /// Only memories on this context or a parent directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
-    /// Workspace (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Include the "global" workspace (default true).
+    /// Default true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_global: Option<bool>,
     /// 1-100 (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Drop results scoring below this (0-10, default 0.1).
+    /// 0-10 (default 0.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_score: Option<f64>,
-    /// Return each score's components.
+    /// Return the score parts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<bool>,
-    /// The caller's session, whose non-persistent memories it also sees.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -307,29 +290,27 @@ pub struct MemoryForgetRequest {
     /// One memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// Several memories (at most 1000).
+    /// At most 1000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ids: Option<Vec<String>>,
-    /// Memories recall finds for this query with a high score (relevance ≥ 0.8).
+    /// What recall finds with relevance >= 0.8.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
-    /// Memories of this slot.
+    /// This slot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot: Option<String>,
-    /// Memories attached to exactly this context.
+    /// Exactly this context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
-    /// Workspace (default "default"): by id too, only its memories are removed; never reaches
-    /// into "global" unless named.
+    /// Default "default"; never "global" unless named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Report what would be removed; remove nothing.
+    /// Report only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
-    /// Needed to remove more than 10 memories by query, slot or context.
+    /// Needed for more than 10 by query, slot or context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<bool>,
-    /// The caller's session (for its non-persistent memories).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
 }
@@ -380,18 +361,16 @@ pub enum Template {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MemoryRenderRequest {
-    /// Parts (strings, {"slot": …}, {"recall": …}, {"var": …}) or a configured template's name.
+    /// Parts or a configured template name.
     pub template: Template,
-    /// Workspace (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Values of the {"var": …} parts (strings).
+    /// Values of {"var"} parts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vars: Option<std::collections::BTreeMap<String, String>>,
-    /// The caller's session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
-    /// Hard cap on the rendered text's characters (default: the config's `output_max_chars`).
+    /// Cap on the rendered text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
 }
@@ -411,11 +390,9 @@ pub struct MemoryRenderResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MemorySourcesRequest {
-    /// Workspace (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// The project's root directory (absolute): adds its `.moss/sources/` and the builtin
-    /// sources. The CLI passes its working directory.
+    /// The project's absolute root (adds its and the builtin sources).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
 }
@@ -425,10 +402,9 @@ pub struct MemorySourcesRequest {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MemorySourcesRunRequest {
-    /// Workspace (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// The project's root directory (absolute).
+    /// The project's absolute root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
     /// Only this source, e.g. "git.lua".
@@ -474,18 +450,17 @@ pub struct MemorySourcesResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MemoryEventRequest {
-    /// The event's name, e.g. "file_opened".
+    /// e.g. "file_opened".
     pub event: String,
-    /// What the handlers receive, e.g. {"file": "src/auth.py"}.
+    /// e.g. {"file": "src/auth.py"}.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
-    /// The session memories the handlers store without `persist` belong to.
+    /// Session of what handlers store without persist.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
-    /// Workspace (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// The project's root directory (absolute), whose sources' handlers run.
+    /// The project's absolute root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
 }

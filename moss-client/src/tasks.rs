@@ -17,18 +17,17 @@ crate::op::ops! {
     /// Every tasks operation, in listing order.
     table OPS, handle Tasks;
 
-    /// Create a plan (no parent) or a task (parent: PLAN-###, which must exist), optionally with
-    /// steps [{title, success_criteria?, tests?}]. Ids are numbered per workspace.
+    /// Create a plan (no parent) or a task in a plan, optionally with steps. Ids are numbered per
+    /// workspace.
     TasksCreate: tasks_create, Post "/tasks/create",
         TasksCreateRequest => TaskMutation, create;
 
-    /// Add steps [{title, success_criteria?, tests?}] to a task, at the top level or under the step
-    /// at parent (a path like s:0).
+    /// Add steps to a task, at the top level or under a step.
     TasksDecompose: tasks_decompose, Post "/tasks/decompose",
         TasksDecomposeRequest => TaskMutation, decompose;
 
-    /// Change a step (step_id or path): title, success_criteria, tests, blockers. New criteria or
-    /// tests reset that checkpoint.
+    /// Change a step's title, success_criteria, tests or blockers; new criteria or tests reset that
+    /// checkpoint.
     TasksDefine: tasks_define, Post "/tasks/define",
         TasksDefineRequest => TaskMutation, define;
 
@@ -36,25 +35,24 @@ crate::op::ops! {
     TasksNote: tasks_note, Post "/tasks/note",
         TasksNoteRequest => TaskMutation, note;
 
-    /// Confirm (or unconfirm) a step's checkpoints: {criteria?: {confirmed}, tests?: {confirmed}}.
+    /// Confirm (or unconfirm) a step's checkpoints.
     TasksVerify: tasks_verify, Post "/tasks/verify",
         TasksVerifyRequest => TaskMutation, verify;
 
-    /// Close a step. Refused with 409 CHECKPOINTS_UNCONFIRMED until both checkpoints are confirmed;
-    /// details.suggested_call is the tasks_verify call. Sub-steps must be done first.
+    /// Close a step once its checkpoints are confirmed and sub-steps done; else 409
+    /// CHECKPOINTS_UNCONFIRMED with the tasks_verify call in details.suggested_call.
     TasksDone: tasks_done, Post "/tasks/done",
         TasksDoneRequest => TaskMutation, done;
 
-    /// Change a plan's or task's title, description, contract or contract_data ("" clears a text).
+    /// Change a plan's or task's title, description, contract or contract_data.
     TasksEdit: tasks_edit, Post "/tasks/edit",
         TasksEditRequest => TaskMutation, edit;
 
-    /// The workspace's plans and tasks, newest first, with revision, status and step counts; page
-    /// with cursor=pagination.next_cursor.
+    /// The workspace's plans and tasks, newest first, with revision, status and step counts.
     TasksContext: tasks_context, Post "/tasks/context",
         TasksContextRequest => TasksContextResponse, context;
 
-    /// Task events after since (an event id), oldest first; continue with since=next_cursor.
+    /// Task events after since, oldest first; continue with since=next_cursor.
     TasksDelta: tasks_delta, Post "/tasks/delta",
         TasksDeltaRequest => TasksDeltaResponse, delta;
 
@@ -62,7 +60,7 @@ crate::op::ops! {
     TasksFocusGet: tasks_focus_get, Post "/tasks/focus/get",
         TasksFocusRequest => TasksFocusResponse, focus_get;
 
-    /// Focus a plan or task (it must exist): tasks_radar without task uses it.
+    /// Focus a plan or task; tasks_radar without task uses it.
     TasksFocusSet: tasks_focus_set, Post "/tasks/focus/set",
         TasksFocusSetRequest => TasksFocusResponse, focus_set;
 
@@ -70,8 +68,8 @@ crate::op::ops! {
     TasksFocusClear: tasks_focus_clear, Post "/tasks/focus/clear",
         TasksFocusRequest => TasksFocusResponse, focus_clear;
 
-    /// One screen on a plan or task (default: the focus): now, why, verify, next, blockers, step
-    /// counts with the first open step, and its reasoning_ref for the branchmind_* tools.
+    /// One screen on a plan or task: now, why, verify, next, blockers, step counts, the first open
+    /// step, and its reasoning_ref for branchmind_* tools.
     TasksRadar: tasks_radar, Post "/tasks/radar",
         TasksRadarRequest => TasksRadarResponse, radar;
 
@@ -172,26 +170,24 @@ pub struct TaskMutation {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TasksCreateRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// A short title.
     pub title: String,
-    /// `plan` or `task` (default: `task` when `parent` is given, else `plan`).
+    /// plan or task (default: task with parent, else plan).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    /// The plan a task belongs to (required for a task).
+    /// PLAN-### (required for a task).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
-    /// What the item is about.
+    /// What it is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// What done means for the whole item.
+    /// What done means.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contract: Option<String>,
-    /// Structured contract (a JSON object).
+    /// Structured contract (JSON object).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contract_data: Option<Value>,
-    /// Steps to create at once.
+    /// Steps to create.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<Vec<NewStep>>,
 }
@@ -201,16 +197,13 @@ pub struct TasksCreateRequest {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TasksDecomposeRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `TASK-###` or `PLAN-###`.
     pub task: String,
     /// 1-200 steps.
     pub steps: Vec<NewStep>,
-    /// Path of the parent step (`s:0`); default: top level.
+    /// Parent step path (s:0); default top level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
-    /// Refuse the write (409 CONFLICT, nothing written) unless the item is at this revision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_revision: Option<i64>,
 }
@@ -220,29 +213,23 @@ pub struct TasksDecomposeRequest {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TasksDefineRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `TASK-###` or `PLAN-###`.
     pub task: String,
-    /// The step's stable id (preferred), or…
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_id: Option<String>,
-    /// …its path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// A short title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// What must hold for the step to be done; changing them resets the criteria checkpoint.
+    /// What must hold (a change resets that checkpoint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub success_criteria: Option<Vec<String>>,
-    /// How the step is checked; changing them resets the tests checkpoint.
+    /// How it is checked (a change resets that checkpoint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests: Option<Vec<String>>,
     /// What stands in the way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blockers: Option<Vec<String>>,
-    /// Refuse the write (409 CONFLICT, nothing written) unless the item is at this revision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_revision: Option<i64>,
 }
@@ -252,19 +239,14 @@ pub struct TasksDefineRequest {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TasksNoteRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `TASK-###` or `PLAN-###`.
     pub task: String,
-    /// The step's stable id (`STEP-0001`; preferred over path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_id: Option<String>,
-    /// The step's position (`s:0.s:1`), when step_id is not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// The progress note.
     pub note: String,
-    /// Refuse the write (409 CONFLICT, nothing written) unless the item is at this revision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_revision: Option<i64>,
 }
@@ -293,18 +275,14 @@ pub struct Checkpoints {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TasksVerifyRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `TASK-###` or `PLAN-###`.
     pub task: String,
-    /// The step's stable id (`STEP-0001`; preferred over path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_id: Option<String>,
-    /// The step's position (`s:0.s:1`), when step_id is not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// {criteria?: {confirmed}, tests?: {confirmed}}.
     pub checkpoints: Checkpoints,
-    /// Refuse the write (409 CONFLICT, nothing written) unless the item is at this revision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_revision: Option<i64>,
 }
@@ -314,17 +292,12 @@ pub struct TasksVerifyRequest {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TasksDoneRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `TASK-###` or `PLAN-###`.
     pub task: String,
-    /// The step's stable id (`STEP-0001`; preferred over path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_id: Option<String>,
-    /// The step's position (`s:0.s:1`), when step_id is not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// Refuse the write (409 CONFLICT, nothing written) unless the item is at this revision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_revision: Option<i64>,
 }
@@ -334,23 +307,19 @@ pub struct TasksDoneRequest {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TasksEditRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `TASK-###` or `PLAN-###`.
     pub task: String,
-    /// Refuse the write (409 CONFLICT, nothing written) unless the item is at this revision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_revision: Option<i64>,
-    /// A short title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// `""` clears it.
+    /// "" clears it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// What done means for the whole item ("" clears it).
+    /// What done means ("" clears it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contract: Option<String>,
-    /// Structured contract (a JSON object).
+    /// Structured contract (JSON object).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contract_data: Option<Value>,
 }
@@ -360,22 +329,16 @@ pub struct TasksEditRequest {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TasksContextRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// Read items with `seq` below this (`pagination.next_cursor` of the previous page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<i64>,
     /// 1-200 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -396,22 +359,17 @@ pub struct TasksContextResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TasksDeltaRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// An event id (`next_cursor` of the previous call); default: from the first event.
+    /// An event id (the last next_cursor); default: the first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
     /// 1-500 (default 100).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -433,7 +391,6 @@ pub struct TasksDeltaResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TasksFocusRequest {
-    /// Workspace. Required.
     pub workspace: String,
 }
 
@@ -442,9 +399,8 @@ pub struct TasksFocusRequest {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TasksFocusSetRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// An existing `PLAN-###` or `TASK-###`.
+    /// An existing PLAN-### or TASK-###.
     pub task: String,
 }
 
@@ -463,19 +419,14 @@ pub struct TasksFocusResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TasksRadarRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// Default: the focused item.
+    /// Default: the focus.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }

@@ -13,22 +13,16 @@ use schemars::JsonSchema;
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BulkDeleteRequest {
-    /// Only this workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Only capsules carrying this tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
-    /// Only capsules whose name starts with this (case-insensitive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_prefix: Option<String>,
-    /// Only capsules of these runs: a run id, a list, or run ids separated by commas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<RunIds>,
-    /// Only capsules of this phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
-    /// Only capsules of this role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
 }
@@ -47,36 +41,28 @@ pub struct BulkDeleteResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BulkUpdateRequest {
-    /// Only this workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Only capsules carrying this tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
-    /// Only capsules whose name starts with this (case-insensitive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_prefix: Option<String>,
-    /// Only capsules of these runs: a run id, a list, or run ids separated by commas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<RunIds>,
-    /// Only capsules of this phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
-    /// Only capsules of this role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
-    /// New phase; "" clears it.
+    /// New phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set_phase: Option<String>,
-    /// New role; "" clears it.
+    /// New role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set_role: Option<String>,
-    /// New tags, replacing the old ones entirely; [] clears them.
+    /// New tags, replacing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set_tags: Option<Vec<String>>,
-    /// Leave out capsules already holding every value set, so they keep their `updated_at`
-    /// (and their place in `latest` and `list`); the count is then of capsules changed.
-    /// Default false: every matching capsule is touched.
+    /// Do not touch capsules already holding the values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip_unchanged: Option<bool>,
 }
@@ -96,19 +82,15 @@ pub struct BulkUpdateResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PurgeRequest {
-    /// Only this workspace (default: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Only capsules soft-deleted at least this many days ago (default: any age). Not with
-    /// `run_id`.
+    /// Only deleted at least this many days ago; not with run_id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub older_than_days: Option<i64>,
-    /// Purge every capsule of these runs, active ones included: a run id, a list, or run ids
-    /// separated by commas. Needs `confirm: true`.
+    /// Every capsule of these runs, active too; needs confirm.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<RunIds>,
-    /// Required with `run_id`: without it the purge refuses (400 INVALID_REQUEST) and says how
-    /// many capsules it would delete (`details.would_purge`).
+    /// Required with run_id (else 400 with details.would_purge).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<bool>,
 }

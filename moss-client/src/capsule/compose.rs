@@ -25,33 +25,32 @@ pub enum ComposeFormat {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StoreAs {
-    /// Name of the stored bundle (required).
+    /// Required.
     pub name: String,
-    /// Workspace of the stored bundle (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Title of the stored bundle (default: its name).
+    /// Default: the name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// Tags of the stored bundle.
+    /// Tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
-    /// "error" (default) or "replace", as in `capsule_store`.
+    /// error (default) or replace, as in capsule_store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<StoreMode>,
-    /// Skip the required-sections check. Implied when `sections` filters the bundle.
+    /// Skip the sections check (implied with sections).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_thin: Option<bool>,
-    /// Who stored it (e.g. "claude-code").
+    /// Who stored it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
-    /// Run id of the stored bundle.
+    /// Run id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
-    /// Phase of the stored bundle.
+    /// Phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
-    /// Role of the stored bundle.
+    /// Role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
 }
@@ -73,26 +72,21 @@ pub enum ComposePivot {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ComposeItem {
-    /// Capsule id (a ref).
+    /// Ref: capsule id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// With `name`: the workspace of the named capsule (default "default"). In a filter: only
-    /// capsules of this workspace.
+    /// Ref: workspace of name; filter: this workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Capsule name (a ref).
+    /// Ref: capsule name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Filter: only capsules of these runs (a run id, a list, or run ids separated by commas).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<RunIds>,
-    /// Filter: only capsules of this phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
-    /// Filter: only capsules of this role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
-    /// Filter: only capsules carrying this tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
 }
@@ -119,28 +113,22 @@ impl ComposeItem {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ComposeRequest {
-    /// Refs (`{"id"}` or `{"workspace","name"}`) and filters (`{"run_id": "r1"}`, any of
-    /// workspace, run_id, phase, role, tag), in bundle order; at most 50 capsules once filters
-    /// are expanded. Every ref must exist (404 NOT_FOUND otherwise, nothing composed); a filter
-    /// matching nothing is skipped.
+    /// Refs and filters ({"run_id": "pr-42"}; workspace, run_id, phase, role, tag), in order; at
+    /// most 50 capsules expanded.
     pub items: Vec<ComposeItem>,
-    /// "markdown" (default) or "json".
+    /// markdown (default) or json.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<ComposeFormat>,
-    /// Keep only these sections of each capsule (e.g. ["Decisions", "Open questions"]),
-    /// found and matched as the lint does: headers or colon lines (`Next steps: …`), any case,
-    /// and a required section's synonyms (`Next steps` for "Next actions"); sections a
-    /// capsule lacks are skipped.
+    /// Keep only these sections, e.g. ["Decisions"].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sections: Option<Vec<String>>,
-    /// Also store the markdown bundle as a capsule (not with format "json").
+    /// Also store the markdown bundle as a capsule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_as: Option<StoreAs>,
-    /// "section": group the bundle by section instead of by capsule (markdown only).
+    /// section: group by section instead of by capsule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pivot: Option<ComposePivot>,
-    /// Start each capsule's contribution with `**<title|name|id>** (<role>):` (the role only
-    /// when it has one). Default false.
+    /// Start each part with `**<name>** (<role>):`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_attribution: Option<bool>,
 }
@@ -209,9 +197,9 @@ pub enum AppendPosition {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AppendSection {
-    /// The header text, as for the single-section form.
+    /// Header text.
     pub section: String,
-    /// Markdown to add.
+    /// Markdown.
     pub content: String,
 }
 
@@ -221,41 +209,31 @@ pub struct AppendSection {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AppendRequest {
-    /// Capsule id. Give either this or `workspace` + `name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// Workspace of the named capsule (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Capsule name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// The markdown header to append under, as written but without `#`s (e.g. "Status" for
-    /// `## Status`); matched exactly, case-insensitively, no synonyms.
+    /// Header text without #s ("Status"), any case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
-    /// Markdown to add. Replaces a placeholder body (`(pending)`, `TBD`, `N/A`, `-`, `none`);
-    /// otherwise goes after the existing body (or before it with `position: "prepend"`),
-    /// separated by a blank line.
+    /// Markdown to add.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
-    /// Several sections at once, instead of `section` + `content`: applied in order, all or
-    /// none (any failure writes nothing), each with the placeholder rule.
+    /// Several {section, content} at once, all or none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sections: Option<Vec<AppendSection>>,
-    /// "append" (default) or "prepend": where content goes in a section that has a body.
+    /// append (default) or prepend (under the header).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub position: Option<AppendPosition>,
-    /// Write only into sections whose body is still a placeholder (first-write semantics);
-    /// otherwise 409 CONFLICT naming the section, nothing written. Default false.
+    /// Write only into placeholder sections, else 409.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub if_placeholder: Option<bool>,
-    /// Only append if the capsule's `updated_at` still equals this; otherwise 409 CONFLICT
-    /// with the current `updated_at` and `revision`, nothing written.
+    /// Like if_revision, by updated_at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub if_updated_at: Option<i64>,
-    /// Only append if the capsule's `revision` still equals this (the precise guard);
-    /// otherwise 409 CONFLICT with the current `revision`, nothing written.
+    /// Write only if revision is still this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub if_revision: Option<i64>,
 }

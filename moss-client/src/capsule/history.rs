@@ -29,17 +29,13 @@ pub enum RestoreMode {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RestoreRequest {
-    /// Capsule id. Give either this or `workspace` + `name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// Workspace of the named capsule (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Capsule name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// "error" (default), "replace" or "rename": what to do when an active capsule holds the
-    /// name now.
+    /// If the name is taken: error (default), replace (delete the holder) or rename (<name>-1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<RestoreMode>,
 }
@@ -68,16 +64,13 @@ pub struct RestoreResponse {
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct LineageRequest {
-    /// Capsule id. Give either this or `workspace` + `name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// Workspace of the named capsule (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Capsule name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// How many steps to walk each way: default 3, 1 to 10.
+    /// Default 3, 1-10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<i64>,
 }
@@ -120,16 +113,16 @@ pub struct LineageResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CloneTarget {
-    /// Workspace (default: the source's).
+    /// Default: the source's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Name (default: none, an id-only capsule).
+    /// Default: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Title (default: the name, else the source's title).
+    /// Default: the name, else the source's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// Run id (default: the source's).
+    /// Default: the source's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
 }
@@ -139,16 +132,16 @@ pub struct CloneTarget {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CloneSet {
-    /// Run id; "" clears it.
+    /// Run id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
-    /// Phase; "" clears it.
+    /// Phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
-    /// Role; "" clears it.
+    /// Role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
-    /// Tags, replacing the source's; [] clears them.
+    /// Tags, replacing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
 }
@@ -158,12 +151,12 @@ pub struct CloneSet {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CloneRequest {
-    /// The active capsule to copy: `{"id"}` or `{"workspace","name"}`.
+    /// The active capsule to copy.
     pub source: CapsuleRef,
-    /// Where the copy goes (workspace defaults to the source's).
+    /// Where the copy goes.
     #[serde(default)]
     pub target: CloneTarget,
-    /// Metadata overrides (run_id, phase, role, tags).
+    /// Metadata overrides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set: Option<CloneSet>,
 }
@@ -177,16 +170,12 @@ pub struct CloneRequest {
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct VersionsRequest {
-    /// Capsule id. Give either this or `workspace` + `name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// Workspace of the named capsule (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Capsule name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// A soft-deleted capsule too. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_deleted: Option<bool>,
 }
@@ -230,17 +219,13 @@ pub struct VersionsResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DiffRef {
-    /// Capsule id. Give either this or `workspace` + `name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// Workspace of the named capsule (default "default").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Capsule name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// An earlier state, as in `capsule_fetch` (-1 the previous version; a positive number a
-    /// revision).
+    /// As in capsule_fetch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<i64>,
 }
@@ -254,7 +239,7 @@ pub struct DiffRequest {
     pub a: DiffRef,
     /// The newer side.
     pub b: DiffRef,
-    /// Add a unified line diff of each modified section (`diffs`). Default false.
+    /// Add a unified diff per modified section.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_diff: Option<bool>,
 }

@@ -16,47 +16,36 @@ use schemars::JsonSchema;
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct SearchRequest {
-    /// FTS5 query, at most 1000 characters: words (`redis`), phrases (`"user authentication"`),
-    /// prefixes (`auth*`), and `AND` / `OR` / `NOT` (`JWT OR OAuth`). Title matches rank 5x
-    /// higher than body matches.
+    /// At most 1000 chars: words, "phrases", prefix*, AND/OR/NOT.
     pub query: String,
-    /// Only this workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Only capsules carrying this tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
-    /// Only capsules of these runs: a run id, a list, or run ids separated by commas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<RunIds>,
-    /// Only capsules of this phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
-    /// Only capsules of this role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
-    /// Search soft-deleted capsules too. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_deleted: Option<bool>,
-    /// Page size: default 20, at most 100.
+    /// Default 20, at most 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Hits to skip. Default 0.
+    /// Default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<i64>,
-    /// Count every match for `pagination.total`. Default true; false skips the count (faster
-    /// on common words) and tells `has_more` by reading one hit more than the page.
+    /// Default true; false is faster, without pagination.total.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count_total: Option<bool>,
-    /// Take `query` as plain text: every word is searched as written (quotes, `-`, `:`, `*`,
-    /// `AND`/`OR`/`NOT` lose their meaning), all words must match. Default false.
+    /// Take query as plain words, all required.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safe_query: Option<bool>,
-    /// Tokens of context FTS5 puts in a snippet: default 64, 1 to 128 (FTS5 itself stops at
-    /// 64, so larger values give 64).
+    /// Default 64, 1-128.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snippet_tokens: Option<i64>,
-    /// Visible characters of a snippet: default 300, 50 to 500.
+    /// Default 300, 50-500.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snippet_chars: Option<i64>,
 }

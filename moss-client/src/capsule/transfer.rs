@@ -12,17 +12,12 @@ use schemars::JsonSchema;
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ExportRequest {
-    /// JSONL file to write (must end in `.jsonl`). Default:
-    /// `~/.moss/exports/<workspace>-<timestamp>.jsonl`. A bare file name is placed in
-    /// `~/.moss/exports/`; an absolute path must be directly inside `~/.moss/exports/` or a
-    /// directory listed in the config's `allowed_paths`. No `..`, no symlinks. An existing file
-    /// is replaced atomically.
+    /// A .jsonl name in ~/.moss/exports/ or an allowed_paths directory (no .., no symlinks).
+    /// Default: <workspace>-<time>.jsonl.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// Only this workspace (default: all workspaces).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Also export soft-deleted capsules (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_deleted: Option<bool>,
 }
@@ -61,11 +56,9 @@ pub enum ImportMode {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ImportRequest {
-    /// JSONL file to read (as written by capsule_export). Same path rules as export: `.jsonl`,
-    /// a bare file name means `~/.moss/exports/<name>`, absolute paths must be directly inside
-    /// `~/.moss/exports/` or an `allowed_paths` directory, no `..`, no symlinks.
+    /// A capsule_export file; same path rules.
     pub path: String,
-    /// Collision handling: "error" (default), "replace" or "rename".
+    /// On collision: error (default), replace (keep the id) or rename (auth-1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<ImportMode>,
 }

@@ -19,33 +19,25 @@ use schemars::JsonSchema;
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct WatchRequest {
-    /// Only capsules of this workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Only capsules of these runs: a run id, a list, or run ids separated by commas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<RunIds>,
-    /// Only capsules of this phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
-    /// Only capsules of this role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
-    /// Only capsules carrying this tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
-    /// Only capsules whose name starts with this (case-insensitive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_prefix: Option<String>,
-    /// The `cursor` of the previous answer: changes after it are returned, even those
-    /// committed between two calls. Without it, only changes after this call starts count.
+    /// The previous answer's cursor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<i64>,
-    /// How long to wait, in milliseconds: default 30000, 0 to 300000 (0 answers at once).
+    /// Default 30000, 0-300000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<i64>,
-    /// Most changes in one answer (`events`), oldest first: default 1, at most 100. A waiter
-    /// that fell behind catches up in a few calls.
+    /// Changes per answer, oldest first: default 1, at most 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
 }
@@ -106,10 +98,8 @@ pub struct WatchResponse {
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct StatsRequest {
-    /// Only this workspace (default: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Only capsules of these runs: a run id, a list, or run ids separated by commas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<RunIds>,
 }

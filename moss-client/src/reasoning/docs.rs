@@ -14,27 +14,22 @@ use super::*;
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NotesCommitRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `PLAN-###` or `TASK-###`: writes to its notes doc on its branch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
-    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Document. Required unless `target` is given (then its notes doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
-    /// The note (at most 65536 characters).
+    /// At most 65536 chars.
     pub content: String,
-    /// A short title.
+    /// Short title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// e.g. `markdown`, `text`.
+    /// e.g. markdown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
-    /// A JSON object kept with the note.
+    /// JSON object kept with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
 }
@@ -44,34 +39,27 @@ pub struct NotesCommitRequest {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CommitRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
-    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Document. Required unless `target` is given (then its notes doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
-    /// Entry kind, e.g. `note`, `decision`, `evidence` (lowercase letters, digits, `_`, `-`;
-    /// `event` is reserved for task events).
+    /// e.g. decision, evidence (lowercase; event is reserved).
     pub kind: String,
-    /// The entry's text (at most 65536 characters).
+    /// At most 65536 chars.
     pub content: String,
-    /// A short title.
+    /// Short title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// How the content is written, e.g. `markdown`, `text`.
+    /// e.g. markdown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
-    /// A JSON object kept with the entry.
+    /// JSON object kept with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
-    /// Idempotency key: an entry with this key already in `(branch, doc)` is not written again
-    /// (`inserted: false`).
+    /// Idempotency key: an entry with it in the doc is not written again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_event_id: Option<String>,
 }
@@ -89,35 +77,25 @@ pub struct CommitResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ShowRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// With `target`: `notes` (default) or `trace`.
+    /// With target: notes (default) or trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc_kind: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
-    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Document. Required unless `target` is given (then its notes, or its `doc_kind`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
-    /// Read entries with `seq` below this (`pagination.next_cursor` of the previous page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<i64>,
-    /// Entries per page, 1-200 (default 20).
+    /// 1-200 (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -140,32 +118,23 @@ pub struct ShowResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LogRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
-    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Only entries of this kind.
+    /// Only this kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    /// Read items with `seq` below this (`pagination.next_cursor` of the previous page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<i64>,
     /// 1-200 (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -185,23 +154,19 @@ pub struct LogResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ReasoningExportRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `PLAN-###` or `TASK-###`. Required.
     pub target: String,
-    /// Newest notes to include, 1-200 (default 20).
+    /// 1-200 (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes_limit: Option<i64>,
-    /// Newest trace entries to include, 1-200 (default 20).
+    /// 1-200 (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_limit: Option<i64>,
-    /// Applies to the whole snapshot.
+    /// Cap for the whole snapshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -233,29 +198,23 @@ pub struct ReasoningExport {
 #[cfg_attr(feature = "schema", schema(as = BranchmindDiffRequest))]
 #[serde(deny_unknown_fields)]
 pub struct DiffRequest {
-    /// Workspace. Required.
     pub workspace: String,
     /// Branch compared against.
     pub from: String,
     /// Branch whose extra entries are listed.
     pub to: String,
-    /// Document (default `notes`).
+    /// Default notes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
-    /// Read items with `seq` below this (`pagination.next_cursor` of the previous page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<i64>,
     /// Items per page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -279,23 +238,20 @@ pub struct DiffResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MergeRequest {
-    /// Workspace. Required.
     pub workspace: String,
     /// Branch merged from.
     pub from: String,
     /// Branch merged into.
     pub into: String,
-    /// Document: `notes` by default for `branchmind_merge`; required for
-    /// `branchmind_graph_merge` (a plan's or task's graph is `<ID>-graph`).
+    /// Default notes; required by graph_merge (<ID>-graph).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
-    /// Continue a large merge from `pagination.next_cursor`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<i64>,
-    /// Items considered per call, 1-1000 (default 200).
+    /// Items per call, 1-1000 (default 200).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Discover only; write nothing.
+    /// Count only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
 }
@@ -319,11 +275,10 @@ pub struct MergeResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BranchCreateRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// New branch name (letters, digits, `/`, `-`, `_`, `.`; at most 128 characters).
+    /// Letters, digits, / - _ .; at most 128 chars.
     pub name: String,
-    /// Branch it starts from (default: the checked-out branch).
+    /// Default: the checked-out branch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
 }
@@ -356,22 +311,16 @@ pub struct BranchCreateResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BranchListRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// Read items with `seq` below this (`pagination.next_cursor` of the previous page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<i64>,
     /// 1-200 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -392,7 +341,6 @@ pub struct BranchListResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CheckoutRequest {
-    /// Workspace. Required.
     pub workspace: String,
     /// An existing branch.
     #[serde(rename = "ref")]

@@ -50,19 +50,14 @@ pub enum GraphOp {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GraphApplyRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
-    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Graph document. Required unless `target` is given (then its graph doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
-    /// 1-1000 operations, applied all or none.
+    /// 1-1000 ops.
     pub ops: Vec<GraphOp>,
 }
 
@@ -130,40 +125,35 @@ pub struct GraphEdge {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GraphQueryRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
-    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Graph document. Required unless `target` is given (then its graph doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
-    /// Only these node ids.
+    /// Only these ids.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ids: Option<Vec<String>>,
-    /// Only these node types.
+    /// Only these types.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub types: Option<Vec<String>>,
-    /// Only nodes with this status.
+    /// Only this status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
-    /// Nodes with at least one of these tags.
+    /// Any of these tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags_any: Option<Vec<String>>,
-    /// Nodes with all of these tags.
+    /// All of these tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags_all: Option<Vec<String>>,
-    /// Case-insensitive substring of the id, title or text.
+    /// Substring of id, title or text, any case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    /// Nodes with `last_seq` below this.
+    /// Nodes with last_seq below this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<i64>,
-    /// Nodes per page, 1-200 (default 50).
+    /// 1-200 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
     /// Default true.
@@ -172,14 +162,10 @@ pub struct GraphQueryRequest {
     /// 0-1000 (default 200).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edges_limit: Option<i64>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -203,29 +189,20 @@ pub struct GraphQueryResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GraphValidateRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
-    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Graph document. Required unless `target` is given (then its graph doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
     /// 1-1000 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_errors: Option<i64>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -271,29 +248,23 @@ pub struct GraphValidateResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GraphDiffRequest {
-    /// Workspace. Required.
     pub workspace: String,
     /// Branch compared against.
     pub from: String,
     /// Branch whose differing states are listed.
     pub to: String,
-    /// Graph document, required (a plan's or task's graph is `<ID>-graph`).
+    /// Graph document (<ID>-graph).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
-    /// Read items with `seq` below this (`pagination.next_cursor` of the previous page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<i64>,
     /// 1-200 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -352,30 +323,24 @@ pub struct GraphMergeResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GraphConflictsRequest {
-    /// Workspace. Required.
     pub workspace: String,
     /// Merge destination.
     pub into: String,
-    /// Graph document, required (a plan's or task's graph is `<ID>-graph`).
+    /// Graph document (<ID>-graph).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
-    /// `open` or `resolved` (default: both).
+    /// open or resolved (default both).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
-    /// Read items with `seq` below this (`pagination.next_cursor` of the previous page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<i64>,
     /// Items per page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -410,9 +375,8 @@ pub struct GraphConflictsResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ConflictShowRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// A conflict id from branchmind_graph_merge or branchmind_graph_conflicts.
+    /// From graph_merge or graph_conflicts.
     pub conflict_id: String,
 }
 
@@ -459,10 +423,10 @@ pub enum Resolution {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ConflictResolveRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// A conflict id from branchmind_graph_merge or branchmind_graph_conflicts.
+    /// From graph_merge or graph_conflicts.
     pub conflict_id: String,
+    /// use_from: write from's state into into; use_into: keep into's.
     pub resolution: Resolution,
 }
 

@@ -36,147 +36,119 @@ crate::op::ops! {
     /// Every reasoning operation, in listing order.
     table OPS, handle Reasoning;
 
-    /// Initialize a workspace's reasoning memory (idempotent): returns its storage directory,
-    /// schema version and checked-out branch (main at first).
+    /// Initialize a workspace's reasoning memory (idempotent).
     BranchmindInit: branchmind_init, Post "/reasoning/init",
         InitRequest => InitResponse, init;
 
-    /// Fast snapshot of a workspace: schema version, checked-out branch, branch count, the newest
-    /// task event (last_event_id, last_event_ts) and the newest sequence written.
+    /// A workspace's schema version, checked-out branch, branch count and newest event.
     BranchmindStatus: branchmind_status, Post "/reasoning/status",
         ReasoningStatusRequest => ReasoningStatus, status;
 
-    /// Append one note (a decision, its rationale, evidence) to the notes of a target
-    /// (PLAN-###/TASK-###, with branch for a branch made from its branch) or to branch+doc (doc
-    /// alone: the checked-out branch). Returns the entry with its seq. Errors: 400 INVALID_REQUEST
-    /// when neither target nor doc is given, 404 NOT_FOUND for an unknown target or branch, each
-    /// with details.suggested_call.
+    /// Append a note (a decision, its rationale, evidence) to a target's notes or to branch+doc.
+    /// Neither given is 400, an unknown target 404, each with details.suggested_call.
     BranchmindNotesCommit: branchmind_notes_commit, Post "/reasoning/notes/commit",
         NotesCommitRequest => CommitResponse, notes_commit;
 
-    /// Append an entry of any kind (e.g. decision, evidence, summary) to any branch+doc, or to a
-    /// target's notes. source_event_id makes it idempotent: an entry with that key in the document
-    /// already is returned with inserted:false.
+    /// Append an entry of any kind (decision, evidence, summary…) to branch+doc or a target's
+    /// notes.
     BranchmindCommit: branchmind_commit, Post "/reasoning/commit",
         CommitRequest => CommitResponse, commit;
 
-    /// Read a document newest first: target (+doc_kind notes|trace) or branch+doc. On a derived
-    /// branch this is the effective view: the base's entries up to base_seq plus the branch's own.
-    /// Page with cursor=pagination.next_cursor.
+    /// Read a document newest first: a target's notes or trace, or branch+doc. A derived branch
+    /// shows its base up to base_seq plus its own entries.
     BranchmindShow: branchmind_show, Post "/reasoning/show",
         ShowRequest => ShowResponse, show;
 
-    /// A branch's entries across all its documents (its effective view), newest first, optionally
-    /// of one kind. Page with cursor=pagination.next_cursor.
+    /// A branch's entries across its documents, newest first, optionally of one kind.
     BranchmindLog: branchmind_log, Post "/reasoning/log",
         LogRequest => LogResponse, log;
 
-    /// Everything to resume a plan or task in one bounded call: the target, its reasoning_ref, and
-    /// the newest notes and trace entries. max_chars covers the whole snapshot.
+    /// Everything to resume a plan or task in one bounded call: the target, its reasoning_ref, its
+    /// newest notes and trace.
     BranchmindExport: branchmind_export, Post "/reasoning/export",
         ReasoningExportRequest => ReasoningExport, export;
 
-    /// Entries in to's view of a document that are not in from's view (directional: swap the
-    /// branches for the other side). doc defaults to notes.
+    /// Entries in to's view of a document that from's view lacks (swap them for the other side).
     BranchmindDiff: branchmind_diff, Post "/reasoning/diff",
         DiffRequest => DiffResponse, diff;
 
-    /// Copy the notes of from's view that into's view lacks into into (other kinds are ignored).
-    /// Idempotent: each copy carries source_event_id merge:<branch>:<seq>, so a second run merges
-    /// nothing. dry_run:true only counts. Large merges page with cursor.
+    /// Copy the notes from's view has and into's lacks into into; idempotent (a second run merges
+    /// nothing). Large merges page with cursor.
     BranchmindMerge: branchmind_merge, Post "/reasoning/merge",
         MergeRequest => MergeResponse, merge;
 
-    /// Create a branch from another (default: the checked-out branch) without copying: it records
-    /// base_branch and base_seq, and sees the base as it was at base_seq. Errors: 409 CONFLICT if
-    /// the name exists.
+    /// Create a branch from another without copying: it sees the base as of base_seq. A taken name
+    /// is 409.
     BranchmindBranchCreate: branchmind_branch_create, Post "/reasoning/branch/create",
         BranchCreateRequest => BranchCreateResponse, branch_create;
 
-    /// List a workspace's branches, newest first (canonical task/plan branches included, main
-    /// last), with their base and whether checked out.
+    /// A workspace's branches, newest first, with their base and whether checked out.
     BranchmindBranchList: branchmind_branch_list, Post "/reasoning/branch/list",
         BranchListRequest => BranchListResponse, branch_list;
 
-    /// Set the workspace's current branch (ref must exist): reads and writes that name a doc but no
-    /// target and no branch use it. Task state is not affected.
+    /// Set the workspace's current branch, used by calls naming a doc but no target or branch.
     BranchmindCheckout: branchmind_checkout, Post "/reasoning/checkout",
         CheckoutRequest => CheckoutResponse, checkout;
 
-    /// Apply typed graph operations atomically (all or none) to a target's graph or branch+doc:
-    /// node_upsert {id,type,title?,text?,status?,tags?,meta?}, node_delete {id}, edge_upsert
-    /// {from,rel,to,meta?}, edge_delete {from,rel,to}. Each op is a new version; deletion is a
-    /// tombstone. Ids: no control characters, no `|`; task: and step: are reserved for the task
-    /// projection.
+    /// Apply graph ops all or none: node_upsert {id, type, title?, text?, status?, tags?, meta?},
+    /// node_delete {id}, edge_upsert {from, rel, to, meta?}, edge_delete {from, rel, to}. A delete
+    /// is a tombstone; task: and step: ids are reserved.
     BranchmindGraphApply: branchmind_graph_apply, Post "/reasoning/graph/apply",
         GraphApplyRequest => GraphApplyResponse, graph_apply;
 
-    /// Query the effective graph: filter by ids, types, status, tags_any, tags_all, text; nodes
-    /// newest first (limit 50), with the edges between them (edges_limit 200). Page with
-    /// cursor=pagination.next_cursor. Edges are dropped before nodes to fit max_chars.
+    /// Query the graph: nodes newest first matching every filter, with the edges between them
+    /// (edges are cut before nodes to fit).
     BranchmindGraphQuery: branchmind_graph_query, Post "/reasoning/graph/query",
         GraphQueryRequest => GraphQueryResponse, graph_query;
 
-    /// Check the effective graph: every edge's endpoints must be live nodes. Returns ok, counts,
-    /// and up to max_errors (50) dangling_edge errors.
+    /// Check the graph: every edge's endpoints must be live nodes; returns counts and dangling_edge
+    /// errors.
     BranchmindGraphValidate: branchmind_graph_validate, Post "/reasoning/graph/validate",
         GraphValidateRequest => GraphValidateResponse, graph_validate;
 
-    /// Node and edge states in to's graph that differ from from's (a deletion is to.deleted:true),
-    /// newest first. doc is required (a task's graph is TASK-###-graph).
+    /// Node and edge states in to's graph that differ from from's (a deletion is deleted:true),
+    /// newest first.
     BranchmindGraphDiff: branchmind_graph_diff, Post "/reasoning/graph/diff",
         GraphDiffRequest => GraphDiffResponse, graph_diff;
 
-    /// 3-way merge of a derived branch's graph back into its base (into must be from's base_branch,
-    /// else 409 MERGE_INTO_NON_BASE). Keys changed only on from are written into into; keys changed
-    /// on both sides differently become conflicts (ids are deterministic: rerunning finds the same
-    /// ones and creates none). dry_run:true only counts. doc is required (a task's graph is
-    /// TASK-###-graph).
+    /// 3-way merge of a derived branch's graph into its base: one-sided changes are written,
+    /// two-sided ones become conflicts. into must be from's base (409 MERGE_INTO_NON_BASE).
     BranchmindGraphMerge: branchmind_graph_merge, Post "/reasoning/graph/merge",
         MergeRequest => GraphMergeResponse, graph_merge;
 
-    /// List the graph conflicts of a merge destination's graph doc (required), newest first,
-    /// optionally by status (open or resolved).
+    /// The conflicts on a merge destination's graph doc, newest first.
     BranchmindGraphConflicts: branchmind_graph_conflicts, Post "/reasoning/graph/conflicts",
         GraphConflictsRequest => GraphConflictsResponse, graph_conflicts;
 
-    /// Show one conflict with its three states: base (at branching), theirs (from), ours (into).
+    /// One conflict with its three states: base, theirs (from), ours (into).
     BranchmindGraphConflictShow: branchmind_graph_conflict_show, Post "/reasoning/graph/conflict/show",
         ConflictShowRequest => ConflictShowResponse, graph_conflict_show;
 
-    /// Resolve a conflict: use_from writes from's state into into as a new version; use_into keeps
-    /// into as it is. Both mark it resolved; resolving again changes nothing.
+    /// Resolve a conflict (resolving again changes nothing).
     BranchmindGraphConflictResolve: branchmind_graph_conflict_resolve, Post "/reasoning/graph/conflict/resolve",
         ConflictResolveRequest => ConflictResolveResponse, graph_conflict_resolve;
 
-    /// The skeleton of a card type (frame, hypothesis, question, test, evidence, decision, note,
-    /// update) as JSON and as key: value lines. An unknown type is 400 INVALID_REQUEST listing
-    /// details.supported_types.
+    /// The skeleton of a card type, as JSON and as key: value lines.
     BranchmindThinkTemplate: branchmind_think_template, Post "/reasoning/think/template",
         ThinkTemplateRequest => ThinkTemplateResponse, think_template;
 
-    /// Write a thinking card: a trace entry and a graph node (+ supports/blocks edges) in one
-    /// transaction, on a target's trace and graph (with branch: on a branch made from its branch)
-    /// or on branch+trace_doc+graph_doc. card is an object, a JSON string, or key: value lines; it
-    /// needs id, type and a title or text (unknown keys go to meta). The same card again writes
-    /// nothing (inserted:false); the same id with a different card is 409 CONFLICT.
+    /// Write a thinking card: a trace entry and a graph node (+ supports/blocks edges), on a target
+    /// or on branch+trace_doc+graph_doc. The same card again writes nothing; the same id with
+    /// another card is 409.
     BranchmindThinkCard: branchmind_think_card, Post "/reasoning/think/card",
         ThinkCardRequest => ThinkCardResponse, think_card;
 
-    /// The newest cards of a graph (limit_cards 30) with counts by type: a low-noise slice to
-    /// resume thinking.
+    /// The newest cards of a graph with counts by type: a low-noise slice to resume thinking.
     BranchmindThinkContext: branchmind_think_context, Post "/reasoning/think/context",
         ThinkContextRequest => ThinkContextResponse, think_context;
 
-    /// The one card to write next, chosen deterministically from the graph: a frame if none; else
-    /// evidence for the oldest open question nothing answers; a test for the oldest open hypothesis
-    /// nothing tests; evidence for a test without any; a decision once evidence is in. Returns a
-    /// filled skeleton and the supports edge; next:null when all is settled.
+    /// The card to write next (a frame, evidence for an open question, a test for a hypothesis, a
+    /// decision), as a filled skeleton; next:null when all is settled.
     BranchmindThinkNext: branchmind_think_next, Post "/reasoning/think/next",
         ThinkNextRequest => ThinkNextResponse, think_next;
 
-    /// Full-text search over a workspace's notes, trace and cards (titles and texts): where did we
-    /// decide X? Hits are ranked, with the matching passage in snippet.
+    /// Full-text search over a workspace's notes, trace and cards: where did we decide X? Ranked
+    /// hits with the passage in snippet.
     BranchmindSearch: branchmind_search, Post "/reasoning/search",
         ReasoningSearchRequest => ReasoningSearchResponse, search;
 
@@ -277,7 +249,7 @@ pub struct ReasoningRef {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct InitRequest {
-    /// Workspace (a stable project identifier). Required.
+    /// Workspace (a stable project id).
     pub workspace: String,
 }
 
@@ -297,7 +269,6 @@ pub struct InitResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ReasoningStatusRequest {
-    /// Workspace. Required.
     pub workspace: String,
 }
 

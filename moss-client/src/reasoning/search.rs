@@ -12,9 +12,8 @@ use super::*;
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ReasoningSearchRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// Words to find (all of them), or a quoted phrase.
+    /// Words (all must match) or a quoted phrase.
     pub query: String,
     /// Only this branch's own entries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -22,14 +21,10 @@ pub struct ReasoningSearchRequest {
     /// 1-50 (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }

@@ -13,19 +13,14 @@ use super::*;
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ThinkTemplateRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// One of frame, hypothesis, question, test, evidence, decision, note, update.
+    /// frame, hypothesis, question, test, evidence, decision, note or update.
     #[serde(rename = "type")]
     pub card_type: String,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -48,29 +43,22 @@ pub struct ThinkTemplateResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ThinkCardRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
-    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Trace document. Required unless `target` is given (then its trace doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_doc: Option<String>,
-    /// Graph document. Required unless `target` is given (then its graph doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_doc: Option<String>,
-    /// The card: a JSON object, a JSON object in a string, or `key: value` lines. Needs `id`
-    /// (or `card_id`), `type`, and `title` or `text`; `status` defaults to `open`, `tags` to
-    /// []; unknown keys are kept under `meta`.
+    /// Object, JSON string or key: value lines with id, type, and title or text; other keys go to
+    /// meta.
     pub card: Value,
-    /// Card ids this card supports (edges `supports` from it).
+    /// Card ids it supports (edges).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports: Option<Vec<String>>,
-    /// Card ids this card blocks (edges `blocks` from it).
+    /// Card ids it blocks (edges).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocks: Option<Vec<String>>,
 }
@@ -101,29 +89,20 @@ pub struct ThinkCardResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ThinkContextRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
-    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Graph document. Required unless `target` is given (then its graph doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_doc: Option<String>,
     /// 1-200 (default 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_cards: Option<i64>,
-    /// Cap on the answer's characters (default: the config's `output_max_chars`); one below the
-    /// smallest answer the read can give gets that answer, with `budget.warning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Cap on the answer's UTF-8 bytes (clamped like `max_chars`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
-    /// Cap on the lines of text in the answer's strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<i64>,
 }
@@ -153,16 +132,11 @@ pub struct ThinkContextResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ThinkNextRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// `PLAN-###` or `TASK-###`: addresses its documents (its `reasoning_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// Branch (default: the target's branch, else the checked-out branch). With `target`, a
-    /// branch made from the target's branch: the target's documents there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Graph document. Required unless `target` is given (then its graph doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_doc: Option<String>,
 }

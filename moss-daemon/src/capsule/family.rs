@@ -17,7 +17,15 @@ pub const CAPSULE: Family = Family {
         sessions. Save state with capsule_store (six sections: Objective, Current status, \
         Decisions, Next actions, Key locations, Open questions); resume with capsule_fetch by \
         workspace+name or capsule_latest include_text:true; browse with capsule_list and \
-        capsule_inventory, which never return text.",
+        capsule_inventory, which never return text. A capsule carries a title, tags, a source \
+        (who wrote it), a run_id, a phase and a role. A capsule is addressed by id or by \
+        workspace+name (workspace default \"default\"; giving both is 400 \
+        AMBIGUOUS_ADDRESSING); a ref is {\"id\"} or {\"workspace\",\"name\"}. Filters \
+        (workspace, tag, name_prefix, run_id, phase, role) must all match; run_id takes one id, \
+        a list or \"a,b\"; name_prefix ignores case. Soft-deleted capsules are left out unless \
+        include_deleted:true. In updates \"\" clears a text field and [] a list. if_revision \
+        (or if_updated_at) refuses a write when the capsule changed since (409 CONFLICT with \
+        the current revision, nothing written). Capsule lists page with limit and offset.",
     ops: moss_client::capsule::OPS,
     tools: TOOLS,
     routes: super::rest::routes,

@@ -13,9 +13,12 @@ pub fn schema_of<T: JsonSchema>() -> JsonObject {
     let mut value = serde_json::to_value(schema).expect("schemas serialize");
     drop_null_types(&mut value);
     objects_for_any(&mut value);
+    lean(&mut value);
     if let Some(obj) = value.as_object_mut() {
         obj.remove("$schema");
         obj.remove("title");
+        // The request type's own doc comment: the tool's description says it.
+        obj.remove("description");
         obj.entry("properties")
             .or_insert_with(|| Value::Object(Default::default()));
     }
@@ -49,6 +52,67 @@ fn objects_for_any(v: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(objects_for_any),
         _ => {}
     }
+}
+
+/// Drops what a client does not need to call a tool, keeping every name, type, enum, limit and
+/// `additionalProperties: false`:
+///
+/// - `format` (`int64`, `double`): the JSON type says it;
+/// - the description of an array's items when the array has its own (the field's doc comment
+///   already says what the items are);
+/// - a `oneOf` whose branches are each one string constant becomes `enum` (the field's doc
+///   comment says what the values mean);
+/// - line breaks of doc comments, which become spaces.
+fn lean(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            if map.get("format").is_some_and(Value::is_string) {
+                map.remove("format");
+            }
+            if map.contains_key("description")
+                && let Some(Value::Object(items)) = map.get_mut("items")
+            {
+                items.remove("description");
+            }
+            if let Some(values) = map.get("oneOf").and_then(string_constants) {
+                map.remove("oneOf");
+                map.insert("type".into(), Value::from("string"));
+                map.insert("enum".into(), Value::Array(values));
+            }
+            if let Some(Value::String(d)) = map.get_mut("description") {
+                *d = d.replace('\n', " ");
+            }
+            for (key, child) in map.iter_mut() {
+                match (key.as_str(), child) {
+                    // Property names are no keywords: `format` may be a field.
+                    ("properties", Value::Object(props)) => props.values_mut().for_each(lean),
+                    (_, c) => lean(c),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(lean),
+        _ => {}
+    }
+}
+
+/// The values of a `oneOf` whose every branch is `{"const": <string>, "type": "string"}`
+/// (with at most a description), in order; `None` for any other `oneOf`.
+fn string_constants(one_of: &Value) -> Option<Vec<Value>> {
+    one_of
+        .as_array()?
+        .iter()
+        .map(|branch| {
+            let b = branch.as_object()?;
+            let only_const = b
+                .keys()
+                .all(|k| matches!(k.as_str(), "const" | "type" | "description"));
+            let is_string = b.get("type").is_none_or(|t| t == "string");
+            match b.get("const") {
+                Some(c @ Value::String(_)) if only_const && is_string => Some(c.clone()),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 /// Optional fields are simply not required: `"type": ["string", "null"]` becomes `"string"`
@@ -114,5 +178,70 @@ mod tests {
         for (_, t) in crate::family::tools() {
             check(t.name, &Value::Object((*(t.schema)()).clone()), "");
         }
+    }
+
+    /// No `format`, no root description, enums of string constants, items described once;
+    /// names, types, limits and `additionalProperties: false` kept.
+    #[test]
+    fn schemas_carry_no_bulk_a_client_does_not_need() {
+        #[derive(schemars::JsonSchema, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        /// Arguments of a tool.
+        struct Req {
+            /// How many, 1-10.
+            #[schemars(range(min = 1, max = 10))]
+            limit: Option<i64>,
+            /// What to do: `a` or `b`.
+            mode: Option<Mode>,
+            /// The parts.
+            parts: Vec<Part>,
+            /// A field named like a keyword.
+            format: String,
+        }
+        #[derive(schemars::JsonSchema, serde::Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        #[allow(dead_code)]
+        enum Mode {
+            /// The first.
+            A,
+            /// The second.
+            B,
+        }
+        #[derive(schemars::JsonSchema, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        /// One part, described at length.
+        struct Part {
+            /// Its text.
+            text: String,
+        }
+        let s = Value::Object(schema_of::<Req>());
+        let text = s.to_string();
+        assert!(
+            !text.contains("int64") && !text.contains("\"$schema\""),
+            "{s}"
+        );
+        assert_eq!(s.get("description"), None, "{s}");
+        let p = &s["properties"];
+        assert_eq!(p["limit"]["type"], "integer", "{s}");
+        assert_eq!(
+            (&p["limit"]["minimum"], &p["limit"]["maximum"]),
+            (&1.into(), &10.into())
+        );
+        assert_eq!(p["mode"]["enum"], serde_json::json!(["a", "b"]), "{s}");
+        assert_eq!(p["mode"]["type"], "string", "{s}");
+        assert_eq!(p["mode"].get("oneOf"), None, "{s}");
+        assert_eq!(p["parts"]["items"].get("description"), None, "{s}");
+        assert_eq!(p["parts"]["items"]["additionalProperties"], false, "{s}");
+        assert_eq!(
+            p["parts"]["items"]["properties"]["text"]["description"],
+            "Its text."
+        );
+        assert_eq!(
+            p["format"]["type"], "string",
+            "a property named format stays: {s}"
+        );
+        assert_eq!(s["additionalProperties"], false, "{s}");
     }
 }

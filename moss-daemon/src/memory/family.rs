@@ -14,8 +14,10 @@ pub const MEMORY: Family = Family {
         slot (e.g. preferences); memory_recall with a query (\"about auth.py\"), a slot or a \
         context, ranked by relevance, weight, recency and specificity (explain:true shows why; \
         no match is an empty list with a reason). persist:false keeps a memory for this \
-        connection only. memory_forget removes exactly what it reports (more than 10 by query \
-        needs confirm:true); memory_render fills a template from slots and recalls.",
+        connection only (its session; a REST caller names one). workspace defaults to \
+        \"default\"; \"global\" holds user-wide knowledge every recall sees. memory_forget \
+        removes exactly what it reports (more than 10 by query needs confirm:true); \
+        memory_render fills a template from slots and recalls.",
     ops: moss_client::memory::OPS,
     tools: TOOLS,
     routes: super::rest::routes,

@@ -18,7 +18,11 @@ pub const REASONING: Family = Family {
         branchmind_branch_create branch and bring them back with branchmind_merge / \
         branchmind_graph_merge. Resume with branchmind_export or branchmind_think_context; \
         find old decisions with branchmind_search. Reads page from the newest (cursor, \
-        next_cursor) and never exceed max_chars: truncated:true says what was cut.",
+        next_cursor) and never exceed max_chars: truncated:true says what was cut. workspace is \
+        required. target (PLAN-###/TASK-###) addresses the item's documents, its reasoning_ref \
+        (branch, notes doc, graph_doc <ID>-graph, trace_doc <ID>-trace); without it, name the \
+        branch (default: the checked-out one) and the doc (graph_doc and trace_doc for cards). \
+        With target, branch is a branch made from the target's branch.",
     ops: moss_client::reasoning::OPS,
     tools: TOOLS,
     routes: crate::family::no_routes,

@@ -9,12 +9,14 @@ use crate::tool;
 pub const TASKS: Family = Family {
     name: "tasks",
     summary: "Plans and tasks: checkpoint-gated steps, revisions, an event stream ingested into the reasoning trace",
-    instructions: "Tasks (tasks_*): plans (PLAN-001) hold tasks (TASK-001); both hold a tree of \
-        steps (STEP-0001, path s:0.s:1) with success criteria and tests. tasks_radar shows \
-        now/why/verify/next/blockers and the reasoning_ref (branch task/TASK-001, docs notes, \
+    instructions: "Tasks (tasks_*): plans (PLAN-001) hold tasks (TASK-001), each with a title; \
+        both hold a tree of steps (STEP-0001, path s:0.s:1) with success criteria and tests. \
+        tasks_radar shows now/why/verify/next/blockers and the reasoning_ref (branch task/TASK-001, docs notes, \
         TASK-001-graph, TASK-001-trace) that branchmind_* tools take as target. A step is done \
         only after tasks_verify confirms its criteria and tests. Every mutation returns its \
-        event and lands in the trace; pass expected_revision to refuse a stale write.",
+        event and lands in the trace; pass expected_revision to refuse a stale write. workspace \
+        is required; task is a TASK-### or PLAN-###; a step is addressed by step_id (STEP-0001, \
+        preferred) or path (s:0.s:1).",
     ops: moss_client::tasks::OPS,
     tools: TOOLS,
     routes: crate::family::no_routes,

@@ -76,6 +76,15 @@ async fn tools_list_has_every_tool_with_described_schemas() {
     let d = TestDaemon::start().await;
     let mut mcp = d.mcp().await;
     let tools = mcp.list_tools().await;
+    let mut family_instructions = std::collections::HashMap::new();
+    for f in moss_daemon::family::FAMILIES {
+        let session = d.mcp_with_toolsets(f.name).await;
+        let text = session.initialize["instructions"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        family_instructions.insert(f.name, text);
+    }
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     for (_, t) in moss_daemon::family::tools() {
         assert!(names.contains(&t.name), "{} missing from {names:?}", t.name);
@@ -94,11 +103,18 @@ async fn tools_list_has_every_tool_with_described_schemas() {
         let props = schema["properties"].as_object().unwrap_or_else(|| {
             panic!("{name}: inputSchema has no properties: {schema}");
         });
-        // A tool that takes no argument (moss_workspaces) has none to describe.
+        // A tool that takes no argument (moss_workspaces) has none to describe. A field is described in its schema, or once in the instructions its family's
+        // connection gets (the budget, paging, addressing and filter fields every read shares).
+        let family = moss_daemon::family::tool(name).unwrap().0.name;
+        let instructions = &family_instructions[family];
         for (prop, def) in props {
             assert!(
-                def["description"].as_str().is_some_and(|s| !s.is_empty()),
-                "{name}.{prop} has no description: {def}"
+                def["description"].as_str().is_some_and(|s| !s.is_empty())
+                    || instructions
+                        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .any(|word| word == prop),
+                "{name}.{prop} has no description and the {family} instructions do not name \
+                 it: {def}"
             );
         }
         assert!(
@@ -700,4 +716,50 @@ async fn a_disabled_type_removes_all_its_tools() {
         inv["pagination"]["total"], 0,
         "the refused store stored nothing"
     );
+}
+
+/// The compact JSON of a `tools/list` result, as an MCP client receives it, and its tool count.
+async fn tools_list_size(mcp: &mut McpSession) -> (usize, usize) {
+    let r = mcp.request("tools/list", json!({})).await;
+    let result = &r["result"];
+    let tools = result["tools"].as_array().map_or(0, Vec::len);
+    (serde_json::to_string(result).unwrap().len(), tools)
+}
+
+/// The most bytes of compact JSON `tools/list` may take with every tool, and with `core`: every
+/// byte is the agent's context before it does anything.
+const FULL_LIST_MAX_BYTES: usize = 48 * 1024;
+const CORE_LIST_MAX_BYTES: usize = 16 * 1024;
+
+#[tokio::test]
+async fn the_tool_lists_fit_their_budgets() {
+    let d = TestDaemon::start().await;
+    let mut all = d.mcp().await;
+    let (full, tools) = tools_list_size(&mut all).await;
+    assert_eq!(
+        tools,
+        moss_daemon::family::tools().count(),
+        "/mcp serves every tool"
+    );
+    assert!(
+        full <= FULL_LIST_MAX_BYTES,
+        "tools/list of all {tools} tools is {full} bytes of compact JSON, over \
+         {FULL_LIST_MAX_BYTES}: shorten descriptions (say a rule once, in the family \
+         instructions)"
+    );
+    let mut core = d.mcp_with_toolsets("core").await;
+    let (core_bytes, core_tools) = tools_list_size(&mut core).await;
+    assert_eq!(core_tools, moss_daemon::family::CORE.len());
+    assert!(
+        core_tools <= 15,
+        "core serves {core_tools} tools, more than 15"
+    );
+    assert!(
+        core_bytes <= CORE_LIST_MAX_BYTES,
+        "tools/list of core is {core_bytes} bytes of compact JSON, over {CORE_LIST_MAX_BYTES}"
+    );
+    eprintln!(
+        "tools/list: all {tools} tools {full} bytes; core {core_tools} tools {core_bytes} bytes"
+    );
+    d.stop().await;
 }
