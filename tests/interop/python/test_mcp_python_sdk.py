@@ -12,6 +12,7 @@ depend on the SDK's Python attribute spelling (camelCase in 1.x, snake_case in 2
 from __future__ import annotations
 
 import contextlib
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -58,6 +59,11 @@ def registered_tools(family: str) -> list[str]:
 def served_tools() -> list[str]:
     """The tools `/mcp` serves by default: every enabled tool of `GET /tools`, in its order."""
     return [t["name"] for t in _tools() if t["enabled"]]
+
+def tools_in(toolset: str) -> list[str]:
+    """The enabled tools of `GET /tools` in `toolset` (a family, `core` or `all`), in its order."""
+    return [t["name"] for t in _tools() if t["enabled"] and toolset in t.get("toolsets", [])]
+
 
 def _mcp_url(query: str = "") -> str:
     return env("MOSS_ADDR").rstrip("/") + "/mcp" + query
@@ -149,6 +155,33 @@ async def test_a_toolset_narrows_the_connection_to_its_tools() -> None:
     assert not stored.get("isError", False), stored
 
 
+# What tools/list may cost an agent, in bytes of compact JSON: every tool, and the core toolset.
+FULL_LIST_MAX_BYTES = 48 * 1024
+CORE_LIST_MAX_BYTES = 16 * 1024
+
+
+def _compact_size(listed: dict[str, Any]) -> int:
+    return len(json.dumps(listed, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+@pytest.mark.anyio
+async def test_core_is_a_few_tools_that_say_how_to_reach_the_rest() -> None:
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with mcp_session(env("MOSS_TOKEN"), query="?toolsets=core") as (session, init):
+            core = wire(await session.list_tools())
+            stored = await _call(session, "capsule_store", {"capsule_text": VALID_CAPSULE})
+        async with mcp_session(env("MOSS_TOKEN")) as (session, _init):
+            full = wire(await session.list_tools())
+    names = [t["name"] for t in core["tools"]]
+    assert len(names) <= 15, names
+    assert {"capsule_store", "capsule_latest", "tasks_radar", "memory_recall"} <= set(names), names
+    assert not stored.get("isError", False), stored
+    assert "/mcp?toolsets=all" in init.get("instructions", ""), init
+    assert _compact_size(core) <= CORE_LIST_MAX_BYTES, _compact_size(core)
+    assert len(full["tools"]) > len(names), "/mcp with no query serves every tool"
+    assert _compact_size(full) <= FULL_LIST_MAX_BYTES, _compact_size(full)
+
+
 def test_an_unknown_toolset_is_a_400_naming_it() -> None:
     response = httpx.post(
         _mcp_url("?toolsets=capsule,nosuchtoolset"),
@@ -173,6 +206,7 @@ def test_an_unknown_toolset_is_a_400_naming_it() -> None:
     assert error["code"] == "INVALID_REQUEST", error
     assert error["details"]["toolset"] == "nosuchtoolset", error
     assert "capsule" in error["message"], error
+    assert "core" in error["details"]["valid"] and "all" in error["details"]["valid"], error
 
 
 @pytest.mark.anyio

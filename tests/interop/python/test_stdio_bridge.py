@@ -24,9 +24,12 @@ import pytest
 from conftest import STEP_TIMEOUT_S, VALID_CAPSULE, env, wire
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from test_mcp_python_sdk import served_tools
+from test_mcp_python_sdk import tools_in
 
-def _server(token: str) -> StdioServerParameters:
+# `moss mcp` serves the core toolset unless --toolsets says otherwise.
+CORE_MAX_TOOLS = 15
+
+def _server(token: str, toolsets: str | None = None) -> StdioServerParameters:
     child_env = {
         "MOSS_ADDR": env("MOSS_ADDR"),
         "MOSS_TOKEN": token,
@@ -35,13 +38,16 @@ def _server(token: str) -> StdioServerParameters:
     }
     if os.environ.get("MOSS_HOME"):
         child_env["MOSS_HOME"] = os.environ["MOSS_HOME"]
-    return StdioServerParameters(command=env("MOSS_BIN"), args=["mcp"], env=child_env)
+    args = ["mcp"] if toolsets is None else ["mcp", "--toolsets", toolsets]
+    return StdioServerParameters(command=env("MOSS_BIN"), args=args, env=child_env)
 
 
 @contextlib.asynccontextmanager
-async def bridge_session(token: str | None = None) -> AsyncIterator[tuple[ClientSession, dict[str, Any]]]:
+async def bridge_session(
+    token: str | None = None, toolsets: str | None = None
+) -> AsyncIterator[tuple[ClientSession, dict[str, Any]]]:
     """An initialized SDK session through `moss mcp`, and the wire form of its InitializeResult."""
-    params = _server(token if token is not None else env("MOSS_TOKEN"))
+    params = _server(token if token is not None else env("MOSS_TOKEN"), toolsets)
     async with stdio_client(params) as streams:
         read_stream, write_stream = streams[0], streams[1]
         async with ClientSession(read_stream, write_stream) as session:
@@ -63,11 +69,26 @@ async def test_bridge_initializes_as_moss() -> None:
 
 
 @pytest.mark.anyio
-async def test_bridge_lists_the_tools_of_get_tools() -> None:
-    expected = served_tools()
+async def test_bridge_lists_the_core_tools_by_default() -> None:
+    expected = tools_in("core")
     with anyio.fail_after(STEP_TIMEOUT_S):
-        async with bridge_session() as (session, _init):
+        async with bridge_session() as (session, init):
             listed = wire(await session.list_tools())
+    names = [t["name"] for t in listed["tools"]]
+    assert names == expected, (
+        f"tools/list through the bridge is not GET /tools' core: it lacks "
+        f"{[n for n in expected if n not in names]}, adds {[n for n in names if n not in expected]}"
+    )
+    assert len(names) <= CORE_MAX_TOOLS, names
+    assert "/mcp?toolsets=all" in init["instructions"], init["instructions"]
+
+
+@pytest.mark.anyio
+async def test_bridge_lists_the_capsule_tools_with_toolsets() -> None:
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with bridge_session(toolsets="capsule") as (session, _init):
+            listed = wire(await session.list_tools())
+    expected = tools_in("capsule")
     names = [t["name"] for t in listed["tools"]]
     assert names == expected, (
         f"tools/list through the bridge is not GET /tools: it lacks "
