@@ -3,7 +3,7 @@
 //!
 //! A family's suites sit in its folder (`capsules/`, `reasoning/`, `tasks/`, `memory/`); the
 //! suites that cross families (MCP, tools and toolsets, security, limits, concurrency, backup,
-//! the daemon's own routes, the generated docs) sit at the top.
+//! the daemon's own routes, the generated docs, search across families) sit at the top.
 //!
 //! Run one area with a filter on its module path:
 //! `cargo test -p moss-tests --test it capsules::search::`, `… --test it memory::`.
@@ -12,6 +12,7 @@ mod across;
 mod backup;
 mod capsules;
 mod concurrency;
+mod cross_family_figures;
 mod daemon_routes;
 mod limits;
 mod mcp;
