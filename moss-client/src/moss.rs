@@ -19,26 +19,18 @@ crate::op::ops! {
     /// Every cross-family operation, in listing order.
     table OPS, handle Moss;
 
-    /// Where the work stands, in one call: for a task (default: the workspace's focus) its radar,
-    /// the capsules handed off for it (the newest with its text), its open questions, latest
-    /// decisions and notes, the memories recalled for its title and query, and the workspace's
-    /// last changes. Without a task or focus: the latest capsules, open plans and tasks, latest
-    /// decisions and the memories recalled for query. Bounded by max_chars; sections dropped to
-    /// fit are listed in dropped. Each item's open is the call that reads it in full.
+    /// Resume in one call: a task's radar (default: the focus), handoffs, questions,
+    /// decisions, notes, memories and last changes, or without a task the latest of each.
+    /// Sections cut to fit max_chars are named in dropped.
     MossContext: moss_context, Post "/context",
         ContextRequest => ContextResponse, context;
 
-    /// Search everything a workspace (or every workspace) remembers, in one ranked list:
-    /// capsules, reasoning notes and cards, plans, tasks and steps, memories. Each hit: family,
-    /// kind, id, workspace, title, snippet (matches in <b>), score in 0..1 (higher is better,
-    /// comparable across families) and open, the call that reads it. Words match by stem (tab
-    /// finds tabs). FTS5 syntax ("phrases", prefix*, AND/OR/NOT); safe_query:true searches the
-    /// words as plain text.
+    /// One ranked search over every family; scores in 0..1 compare across families. FTS5
+    /// syntax, or safe_query for plain words.
     MossSearch: moss_search, Get "/search",
         SearchRequest => SearchResponse, search;
 
-    /// Every workspace, with its count per family (capsules, reasoning entries, plans and
-    /// tasks, memories) and its last activity, most recent first.
+    /// Every workspace with its count per family and last activity, most recent first.
     MossWorkspaces: moss_workspaces, Get "/workspaces",
         WorkspacesRequest => WorkspacesResponse, workspaces;
 }
@@ -141,24 +133,22 @@ pub struct WorkspacesResponse {
 #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 #[cfg_attr(feature = "schema", schema(as = MossSearchRequest))]
 pub struct SearchRequest {
-    /// What to find (at most 1000 characters).
+    /// At most 1000 characters.
     pub query: String,
-    /// Only this workspace (default: every workspace).
+    /// Default: every workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Only these families: capsule, reasoning, tasks, memory (a list or comma-separated).
+    /// capsule, reasoning, tasks, memory (list or comma-separated; default all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub families: Option<FamilyList>,
-    /// Hits per page: default 20, at most 100.
+    /// Default 20, at most 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// pagination.next_cursor of the previous page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
-    /// Cap on the answer's characters (default: the daemon's output budget).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
-    /// Search the words as plain text (no FTS5 syntax).
+    /// Plain words, no FTS5 syntax.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safe_query: Option<bool>,
 }
@@ -211,15 +201,13 @@ pub struct SearchResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ContextRequest {
-    /// Workspace. Required.
     pub workspace: String,
-    /// A plan or task (PLAN-###, TASK-###); default the workspace's focus.
+    /// PLAN-### or TASK-### (default: the focus).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
     /// Also recall memories for this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
-    /// Cap on the answer's characters (default: the daemon's output budget).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<i64>,
 }

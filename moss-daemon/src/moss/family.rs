@@ -10,10 +10,10 @@ pub const MOSS: Family = Family {
     name: "moss",
     summary: "Across every family: the workspaces, one ranked search, and the resume call",
     instructions: "Moss (moss_*): start with moss_context {workspace, task?}: where the work \
-        stands (radar, handoffs, questions, decisions, notes, memories, last changes), each \
-        item with the call that opens it. moss_search searches every family at once (capsules, \
-        reasoning, tasks, memories) and each hit's open is the call that reads it; \
-        moss_workspaces lists the workspaces with what each family holds.",
+        stands, each item with the call that opens it. moss_search searches every family at \
+        once; pass pagination.next_cursor back as cursor for the next page. moss_workspaces \
+        lists the workspaces with what each family holds. max_chars caps an answer (default: \
+        the output budget).",
     ops: moss_client::moss::OPS,
     tools: TOOLS,
     routes: crate::family::no_routes,

@@ -728,8 +728,8 @@ async fn tools_list_size(mcp: &mut McpSession) -> (usize, usize) {
 
 /// The most bytes of compact JSON `tools/list` may take with every tool, and with `core`: every
 /// byte is the agent's context before it does anything.
-const FULL_LIST_MAX_BYTES: usize = 48 * 1024;
-const CORE_LIST_MAX_BYTES: usize = 16 * 1024;
+const FULL_LIST_MAX_BYTES: usize = 48_000;
+const CORE_LIST_MAX_BYTES: usize = 16_000;
 
 #[tokio::test]
 async fn the_tool_lists_fit_their_budgets() {

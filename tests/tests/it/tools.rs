@@ -354,12 +354,21 @@ async fn an_unknown_toolset_is_a_400_naming_it() {
     let message = body["error"]["message"].as_str().unwrap();
     assert!(
         message.contains("\"kapsule\"")
-            && message.contains("valid toolsets: capsule, reasoning, tasks, memory, moss, core, all"),
+            && message
+                .contains("valid toolsets: capsule, reasoning, tasks, memory, moss, core, all"),
         "{message}"
     );
     assert_eq!(
         body["error"]["details"]["valid"],
-        json!(["capsule", "reasoning", "tasks", "memory", "core", "all"]),
+        json!([
+            "capsule",
+            "reasoning",
+            "tasks",
+            "memory",
+            "moss",
+            "core",
+            "all"
+        ]),
         "{body}"
     );
 }
