@@ -21,6 +21,7 @@ use std::collections::HashMap;
 
 use moss_client::capsule::{SearchRequest as CapsuleSearchRequest, StoreRequest};
 use moss_client::memory::{Contexts, MemoryRecallRequest, MemoryStoreRequest};
+use moss_client::moss::SearchRequest as MossSearchRequest;
 use moss_client::reasoning::{
     InitRequest, NotesCommitRequest, ReasoningSearchRequest, ThinkCardRequest,
 };
@@ -341,6 +342,34 @@ async fn per_family_ranking(d: &TestDaemon, keys: &Keys, query: &str) -> Ranking
     (ranked, errors)
 }
 
+/// `moss_search`: one ranked list over every family and workspace.
+async fn moss_search_ranking(d: &TestDaemon, keys: &Keys, query: &str) -> Ranking {
+    match d
+        .client
+        .moss()
+        .search(&MossSearchRequest {
+            query: query.into(),
+            limit: Some(LIMIT),
+            safe_query: Some(true),
+            max_chars: Some(200_000),
+            ..Default::default()
+        })
+        .await
+    {
+        Ok(r) => (
+            r.items
+                .iter()
+                .map(|h| {
+                    keys.id(&h.family, &h.workspace, &h.id)
+                        .or_else(|| keys.title(&h.family, &h.workspace, &h.title))
+                })
+                .collect(),
+            vec![],
+        ),
+        Err(e) => (vec![], vec![format!("moss_search: {e}")]),
+    }
+}
+
 /// The 1-based rank of the query's answer (or of an accepted item) in `ranked`.
 fn rank_of(q: &Query, ranked: &[Option<String>]) -> Option<usize> {
     ranked
@@ -391,7 +420,7 @@ async fn cross_family_figures() {
         );
     }
 
-    let names = ["capsules only", "per family, concatenated"];
+    let names = ["capsules only", "per family, concatenated", "moss_search"];
     // ranks[strategy][query]
     let mut ranks: Vec<Vec<Option<usize>>> = vec![Vec::new(); names.len()];
     let mut errors: Vec<String> = Vec::new();
@@ -400,6 +429,7 @@ async fn cross_family_figures() {
         let rankings = [
             capsule_ranking(&d, &keys, &q.query).await,
             per_family_ranking(&d, &keys, &q.query).await,
+            moss_search_ranking(&d, &keys, &q.query).await,
         ];
         let mut row = format!("{} {:8} {:9} {:50}", q.id, q.form, q.family, q.query);
         for (i, (ranked, errs)) in rankings.iter().enumerate() {
@@ -416,8 +446,8 @@ async fn cross_family_figures() {
 
     println!("rank of the answer per query (- = not in the list):");
     println!(
-        "{:<4} {:8} {:9} {:50} {:>4} {:>4}",
-        "", "form", "answer", "query", "(a)", "(b)"
+        "{:<4} {:8} {:9} {:50} {:>4} {:>4} {:>4}",
+        "", "form", "answer", "query", "(a)", "(b)", "(c)"
     );
     for l in &lines_out {
         println!("{l}");
@@ -463,5 +493,12 @@ async fn cross_family_figures() {
     }
     // The queries are plain words: every search answers them.
     assert!(errors.is_empty(), "{errors:#?}");
+    // One search over every family finds at least what the families' own searches find.
+    let ((s5_b, mrr_b), (s5_c, mrr_c)) = (figures(&ranks[1]), figures(&ranks[2]));
+    assert!(
+        s5_c >= s5_b && mrr_c >= mrr_b,
+        "moss_search ({s5_c:.3}, {mrr_c:.3}) below the families' own searches ({s5_b:.3}, \
+         {mrr_b:.3})"
+    );
     d.stop().await;
 }
