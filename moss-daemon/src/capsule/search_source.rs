@@ -12,7 +12,7 @@ pub static SEARCH_SOURCE: Source = Source {
     queue: "capsules_fts_queue",
     columns: &["title", "capsule_text"],
     fts: "capsules_fts",
-    tokenizer: "unicode61 remove_diacritics 2",
+    tokenizer: "porter unicode61 remove_diacritics 2",
     code_aware: true,
     inherits_single_watermark: true,
 };

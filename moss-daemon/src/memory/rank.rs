@@ -15,8 +15,9 @@
 //!   0.75 − 0.1 per level above the first (parent directory, at least 0.3), divided by √(the
 //!   query's words) since a context matches one word of it (an explicit `context` counts as one
 //!   word more: alone it scores in full, with a query it shares the question), and text is the
-//!   share of the query's words the memory holds × (0.5 + 0.5 × its BM25 relative to the best
-//!   match's). A slot-only recall has relevance 1.
+//!   share of the query's words the memory holds (a word counts when the memory holds it as
+//!   written or, through the index's stemming, in another form: `merging` in "merged") × (0.5 +
+//!   0.5 × its BM25 relative to the best match's). A slot-only recall has relevance 1.
 //! - weight = 0.5 + w / (w + 1): 1 at the default weight 1, saturating towards 1.5.
 //! - recency = 0.85 + 0.15 × 0.5^(age / half-life), age from the later of the latest store
 //!   (`updated_at`: storing the same knowledge again counts) and the last recall (`recalled_at`),
@@ -345,6 +346,10 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
     } else {
         None
     };
+    // Whether a memory's row matches an expression (its words in other forms).
+    let mut row_matches = conn.prepare_cached(
+        "SELECT 1 FROM fts.memories_fts AS f WHERE f.memories_fts MATCH ?1 AND f.rowid = ?2",
+    )?;
     let mut load = conn.prepare_cached(&format!(
         "SELECT m.seq, m.context_count, m.session, {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
     ))?;
@@ -375,7 +380,17 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
                 .optional()
                 .map_err(|e| crate::search_text::query_error(e, &expr))?;
         }
-        let coverage = coverage(&memory, &q.phrase_contexts);
+        let coverage = if bm25.is_some() {
+            let mut matches = |e: &str| -> Result<bool> {
+                Ok(row_matches
+                    .query_row(params![e, rid], |_| Ok(()))
+                    .optional()?
+                    .is_some())
+            };
+            coverage(&memory, &q.phrase_contexts, Some(&mut matches))?
+        } else {
+            coverage(&memory, &q.phrase_contexts, None)?
+        };
         out.push(Candidate {
             rid,
             memory,
@@ -389,10 +404,19 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
     Ok(out)
 }
 
-/// Share of the query's words found in the memory's content, contexts or slot.
-fn coverage(m: &Memory, words: &[String]) -> f64 {
+/// Whether a memory's row of the index matches an FTS5 expression.
+type RowMatches<'a> = dyn FnMut(&str) -> Result<bool> + 'a;
+
+/// Share of the query's words found in the memory's content, contexts or slot: as written
+/// (case aside), or else, when `indexed` (the index matched the memory), in another form the
+/// index stems alike: `indexed(expr)` says whether the memory's row matches the FTS5 `expr`.
+fn coverage(
+    m: &Memory,
+    words: &[String],
+    mut indexed: Option<&mut RowMatches<'_>>,
+) -> Result<f64> {
     if words.is_empty() {
-        return 0.0;
+        return Ok(0.0);
     }
     let hay = format!(
         "{} {} {}",
@@ -400,16 +424,30 @@ fn coverage(m: &Memory, words: &[String]) -> f64 {
         m.contexts.join(" ").to_lowercase(),
         m.slot.as_deref().unwrap_or("").to_lowercase()
     );
-    let found = words
-        .iter()
-        .filter(|w| {
-            hay.contains(w.as_str())
-                || w.split(|c: char| !c.is_alphanumeric())
-                    .filter(|t| t.chars().count() >= 2)
-                    .all(|t| hay.contains(t))
-        })
-        .count();
-    found as f64 / words.len() as f64
+    let mut found = 0;
+    for w in words {
+        let parts: Vec<&str> = w
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|t| t.chars().count() >= 2)
+            .collect();
+        let written = hay.contains(w.as_str()) || parts.iter().all(|t| hay.contains(t));
+        if written {
+            found += 1;
+        } else if let Some(matches) = indexed.as_mut()
+            && !parts.is_empty()
+        {
+            // Every part, quoted (so a plain term), all required.
+            let expr = parts
+                .iter()
+                .map(|t| format!("\"{}\"", t.replace('"', "")))
+                .collect::<Vec<_>>()
+                .join(" ");
+            if matches(&expr)? {
+                found += 1;
+            }
+        }
+    }
+    Ok(f64::from(found) / words.len() as f64)
 }
 
 /// Scores a candidate. `best_bm25` is the best (lowest) BM25 among the candidates.

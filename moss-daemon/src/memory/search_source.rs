@@ -12,7 +12,7 @@ pub static SEARCH_SOURCE: Source = Source {
     queue: "memories_fts_queue",
     columns: &["content", "contexts_text", "slot"],
     fts: "memories_fts",
-    tokenizer: "unicode61 remove_diacritics 2",
+    tokenizer: "porter unicode61 remove_diacritics 2",
     code_aware: false,
     inherits_single_watermark: false,
 };

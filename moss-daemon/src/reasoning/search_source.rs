@@ -11,7 +11,7 @@ pub static SEARCH_SOURCE: Source = Source {
     queue: "reasoning_entries_fts_queue",
     columns: &["title", "content"],
     fts: "reasoning_fts",
-    tokenizer: "unicode61 remove_diacritics 2",
+    tokenizer: "porter unicode61 remove_diacritics 2",
     code_aware: true,
     inherits_single_watermark: false,
 };

@@ -25,8 +25,11 @@
 //! by at most one pass per round. Pacing, waking and the searches' hurry are shared.
 //!
 //! A source without a watermark in the index file (first start, a source new to this file, the
-//! file deleted to force a rebuild, or a descriptor whose columns or tokenizer changed) has its
-//! FTS5 table built from every row of its table in one snapshot, then follows its queue.
+//! file deleted to force a rebuild, or a descriptor whose columns or tokenizer changed: the file
+//! records each source's layout, its columns and `tokenize` option, next to its watermark) has
+//! its FTS5 table built from every row of its table in one snapshot, then follows its queue.
+//! Searches meanwhile wait for it as they wait for any catch-up (`Store::await_index`, bounded),
+//! then answer from the index as it is.
 //!
 //! The index trails the writes by one indexer pass (milliseconds; longer under sustained load).
 //! [`IndexView`] tells the store how far each source has come and lets search wait for the
@@ -94,15 +97,19 @@ pub struct Source {
     pub columns: &'static [&'static str],
     /// The FTS5 table in the index file (`fts.<name>` to the readers, which attach it as `fts`).
     pub fts: &'static str,
-    /// Its `tokenize` option.
+    /// Its `tokenize` option. The families' sources stem English words (`porter` over
+    /// `unicode61`: `tabs` and `tab`, `merged` and `merging` are one word to search). The
+    /// tokenizer is part of the layout the index file records for the source, so changing it
+    /// rebuilds that source's index, in the background, at the next start.
     pub tokenizer: &'static str,
     /// Whether `search_tokenizer = "code"` applies: sources searched by what users type do;
     /// a source whose queries are split at punctuation into terms stays on the default.
     pub code_aware: bool,
     /// Whether this source takes over the one watermark kept in `indexer_state` by index files
     /// from before there were several sources (that source indexed `capsules(title,
-    /// capsule_text)` with the default tokenizer): its index is then kept, not rebuilt. At most
-    /// one source says so.
+    /// capsule_text)` with `unicode61 remove_diacritics 2`, no stemming): that watermark is
+    /// carried over with the layout that file was built with, so the index is kept only while
+    /// the source's layout is still that one, and rebuilt otherwise. At most one source says so.
     pub inherits_single_watermark: bool,
 }
 

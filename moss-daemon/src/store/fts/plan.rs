@@ -23,6 +23,10 @@ pub(super) const STATE_SCHEMA: &str = "
     );
 ";
 
+/// The layout of the one FTS5 table of index files from before there were several sources.
+pub(super) const SINGLE_SOURCE_LAYOUT: &str =
+    "title, capsule_text, tokenize = 'unicode61 remove_diacritics 2'";
+
 /// A source's statements, built once when the indexer starts.
 #[derive(Debug)]
 pub(super) struct Plan {
@@ -46,6 +50,7 @@ pub(super) struct Plan {
 pub(super) const CODE_TOKENCHARS: &str = "tokenchars '_/-.'";
 
 impl Plan {
+    #[cfg(test)]
     pub(super) fn new(source: &'static Source) -> Plan {
         Plan::with(source, SearchTokenizer::Default)
     }
@@ -102,13 +107,14 @@ pub(super) fn prepare_index(fts: &mut Connection, plans: &[Plan]) -> rusqlite::R
     tx.execute_batch(STATE_SCHEMA)?;
     if table_exists(&tx, "indexer_state")? {
         // A file from before there were several sources kept one watermark in
-        // `indexer_state(id = 1)`, for the source that says it inherits it, built with the
-        // default tokenizer: it is carried over, so the upgrade does not rebuild the index.
+        // `indexer_state(id = 1)`, for the source that says it inherits it: it is carried
+        // over with the layout that file was built with, and the check below keeps the index
+        // if the source still has that layout, or rebuilds it.
         if let Some(heir) = plans.iter().find(|p| p.source.inherits_single_watermark) {
             tx.execute(
                 "INSERT OR IGNORE INTO indexer_sources(source, applied_seq, layout)
                  SELECT ?1, applied_seq, ?2 FROM indexer_state WHERE id = 1",
-                params![heir.source.name, Plan::new(heir.source).layout],
+                params![heir.source.name, SINGLE_SOURCE_LAYOUT],
             )?;
         }
         tx.execute_batch("DROP TABLE indexer_state")?;

@@ -20,6 +20,18 @@ pub(crate) static CAPSULES: Source = Source {
     queue: "capsules_fts_queue",
     columns: &["title", "capsule_text"],
     fts: "capsules_fts",
+    tokenizer: "porter unicode61 remove_diacritics 2",
+    code_aware: true,
+    inherits_single_watermark: true,
+};
+
+/// The capsules source as builds without stemming declared it.
+static UNSTEMMED_CAPSULES: Source = Source {
+    name: "capsules",
+    table: "capsules",
+    queue: "capsules_fts_queue",
+    columns: &["title", "capsule_text"],
+    fts: "capsules_fts",
     tokenizer: "unicode61 remove_diacritics 2",
     code_aware: true,
     inherits_single_watermark: true,
@@ -32,7 +44,7 @@ pub(crate) static MEMORIES: Source = Source {
     queue: "memories_fts_queue",
     columns: &["content", "contexts_text", "slot"],
     fts: "memories_fts",
-    tokenizer: "unicode61 remove_diacritics 2",
+    tokenizer: "porter unicode61 remove_diacritics 2",
     code_aware: false,
     inherits_single_watermark: false,
 };
@@ -203,18 +215,15 @@ fn updates_and_deletes_follow_the_rows() {
     assert_eq!((hits(&fts, "common"), hits(&fts, "T3")), (1, 1));
 }
 
-/// The index file of a build that had one source kept its watermark in `indexer_state`: it
-/// becomes the capsules source's, and the index is kept, not rebuilt. A source whose columns
-/// or tokenizer changed since its table was built is rebuilt.
-#[test]
-fn an_index_file_from_before_sources_keeps_its_watermark() {
+/// An index file of a build that had one source, its FTS5 table as that build created it
+/// (unstemmed), with a row no rebuild would produce, and a watermark of 4 of the 5 capsules.
+fn single_source_file() -> (tempfile::TempDir, Connection, Connection) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("moss.db");
     let mut main = Connection::open(&db).unwrap();
     crate::store::migrations::migrate(&mut main).unwrap();
     add_capsules(&main, 1, 5);
-    let mut fts = Connection::open(index_path(&db)).unwrap();
-    // The schema as that build created it, with a row no rebuild would produce.
+    let fts = Connection::open(index_path(&db)).unwrap();
     fts.execute_batch(
         "CREATE VIRTUAL TABLE IF NOT EXISTS capsules_fts USING fts5(
            title, capsule_text,
@@ -228,7 +237,21 @@ fn an_index_file_from_before_sources_keeps_its_watermark() {
          INSERT INTO indexer_state(id, applied_seq) VALUES (1, 4);",
     )
     .unwrap();
-    let plans = [Plan::new(&CAPSULES)];
+    (dir, main, fts)
+}
+
+/// The index file of a build that had one source kept its watermark in `indexer_state`: it
+/// becomes the capsules source's, with the layout that file was built with, and the index is
+/// kept while the source has that layout. A source whose columns or tokenizer changed since
+/// its table was built is rebuilt.
+#[test]
+fn an_index_file_from_before_sources_keeps_its_watermark() {
+    let (_dir, main, mut fts) = single_source_file();
+    let plans = [Plan::new(&UNSTEMMED_CAPSULES)];
+    let pass = |main: &Connection, fts: &mut Connection| {
+        let wake = wake();
+        super::indexing::pass(main, fts, &plans[0], &Pace { wake: &wake })
+    };
     prepare_index(&mut fts, &plans).unwrap();
     assert!(!table_exists(&fts, "indexer_state").unwrap());
     assert_eq!(watermark(&fts), Some(4));
@@ -259,6 +282,57 @@ fn an_index_file_from_before_sources_keeps_its_watermark() {
     assert_eq!(pass(&main, &mut fts).unwrap(), (5, false));
     assert_eq!((hits(&fts, "keptmarker"), hits(&fts, "common")), (0, 5));
     assert_eq!(watermark(&fts), Some(5));
+}
+
+/// An index built without stemming (the single-source file, or a source's table built with
+/// the unstemmed tokenizer) is rebuilt once with the stemming one, and then a word finds its
+/// other forms; reopening after that keeps the rebuilt index.
+#[test]
+fn an_unstemmed_index_is_rebuilt_once_and_then_matches_word_forms() {
+    let stemmed = [Plan::new(&CAPSULES)];
+    // The single-source file.
+    let (_dir, main, mut fts) = single_source_file();
+    prepare_index(&mut fts, &stemmed).unwrap();
+    assert_eq!(watermark(&fts), None, "to be rebuilt");
+    assert_eq!(pass(&main, &mut fts).unwrap(), (5, false));
+    assert_eq!((hits(&fts, "keptmarker"), hits(&fts, "common")), (0, 5));
+
+    // A multi-source file whose capsules table was built unstemmed.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("moss.db");
+    let mut main = Connection::open(&db).unwrap();
+    crate::store::migrations::migrate(&mut main).unwrap();
+    let mut fts = Connection::open(index_path(&db)).unwrap();
+    main.execute(
+        "INSERT INTO capsules(id, workspace_raw, workspace_norm, title, capsule_text,
+           capsule_chars, tokens_estimate, created_at, updated_at, seq)
+         VALUES ('r', 'w', 'w', 'Refunds', 'the tabs were merged', 10, 2, 1, 1, 1)",
+        [],
+    )
+    .unwrap();
+    let unstemmed = [Plan::new(&UNSTEMMED_CAPSULES)];
+    prepare_index(&mut fts, &unstemmed).unwrap();
+    let wake = wake();
+    super::indexing::pass(&main, &mut fts, &unstemmed[0], &Pace { wake: &wake }).unwrap();
+    assert_eq!((hits(&fts, "tabs"), hits(&fts, "tab")), (1, 0));
+    prepare_index(&mut fts, &stemmed).unwrap();
+    assert_eq!(watermark(&fts), None, "to be rebuilt");
+    assert_eq!(pass(&main, &mut fts).unwrap(), (1, false));
+    for q in [
+        "tab",
+        "tabs",
+        "refund",
+        "merging",
+        "merge",
+        "tab*",
+        "\"tabs were merged\"",
+    ] {
+        assert_eq!(hits(&fts, q), 1, "{q}");
+    }
+    // Once only: reopening keeps the rebuilt index and its watermark.
+    prepare_index(&mut fts, &stemmed).unwrap();
+    assert_eq!(watermark(&fts), Some(1));
+    assert_eq!(hits(&fts, "tab"), 1);
 }
 
 /// A second source, described by one descriptor over a table with its queue and triggers,

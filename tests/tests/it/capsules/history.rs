@@ -935,6 +935,9 @@ async fn the_code_search_tokenizer_keeps_paths_whole_after_a_reindex() {
     assert_eq!(r["items"][0]["id"], with_path.as_str());
     let (_, r) = d.call("GET", &search("refresh_token_ttl"), None).await;
     assert_eq!(hits(&r), ["path"], "{r}");
+    // Stemmed as a whole word: its plural finds it.
+    let (_, r) = d.call("GET", &search("refresh_token_ttls"), None).await;
+    assert_eq!(hits(&r), ["path"], "{r}");
     // The trade-off: a part of a path is no longer a word of it.
     let (_, r) = d.call("GET", &search("session"), None).await;
     assert_eq!(hits(&r), ["prose"], "{r}");
