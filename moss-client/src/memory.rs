@@ -197,9 +197,12 @@ pub struct MemoryStoreResponse {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MemoryRecallRequest {
-    /// Free text, e.g. "about auth.py".
+    /// Free text, e.g. "about auth.py", taken as plain words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
+    /// Accepted; recall always takes query as plain words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safe_query: Option<bool>,
     /// Only this slot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot: Option<String>,
@@ -214,7 +217,7 @@ pub struct MemoryRecallRequest {
     /// 1-100 (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
-    /// 0-10 (default 0.1).
+    /// 0-1 (default 1/15).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_score: Option<f64>,
     /// Return the score parts.
@@ -243,7 +246,7 @@ pub struct ScoreParts {
     pub context: f64,
     /// The text part: query terms found × the BM25 rank relative to the best match.
     pub text: f64,
-    /// 0.5 + w / (w + 1).
+    /// (0.5 + w / (w + 1)) / 1.5: 2/3 at the default weight 1, towards 1.
     pub weight: f64,
     /// 0.85 + 0.15 × 0.5^(age / half-life), age from the later of the latest store
     /// (`updated_at`, which storing the same knowledge again sets) and the last recall
@@ -260,6 +263,7 @@ pub struct ScoreParts {
 pub struct Recalled {
     #[serde(flatten)]
     pub memory: Memory,
+    /// In 0..1, higher better: relevance × weight × recency × specificity, each in 0..1.
     pub score: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<ScoreParts>,

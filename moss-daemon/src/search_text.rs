@@ -28,8 +28,6 @@ const FTS5_QUERY_ERRORS: &[&str] = &[
     "expected integer",
 ];
 
-/// FTS5 reports a query it cannot parse as a plain SQL error; the SQL around it is fixed, so
-/// such an error is the user's query.
 /// Refuses a query FTS5 would read as one of its special queries (`*reads`, `*id`, which only
 /// its own tests use) or fail on: a query starting with `*`.
 pub fn check_query_start(query: &str) -> Result<()> {
@@ -45,6 +43,8 @@ pub fn check_query_start(query: &str) -> Result<()> {
     Ok(())
 }
 
+/// FTS5 reports a query it cannot parse as a plain SQL error; the SQL around it is fixed, so
+/// such an error is the user's query: `INVALID_REQUEST` naming the field, and the way around it.
 pub fn query_error(e: rusqlite::Error, query: &str) -> Error {
     match &e {
         rusqlite::Error::SqliteFailure(err, Some(msg))
@@ -52,14 +52,52 @@ pub fn query_error(e: rusqlite::Error, query: &str) -> Error {
                 && FTS5_QUERY_ERRORS.iter().any(|p| msg.starts_with(p)) =>
         {
             Error::invalid(format!(
-                "query {query:?} is not valid FTS5 syntax ({msg}). Use words, \"quoted \
-                 phrases\", prefix*, AND / OR / NOT; put punctuation such as - : . inside \
-                 double quotes"
+                "query {query:?} is not valid FTS5 syntax ({msg}). Pass safe_query: true \
+                 (CLI: --safe, or safe_query:=true) to search the words as written, or use \
+                 words, \"quoted phrases\", prefix*, AND / OR / NOT with punctuation such as \
+                 - : . inside double quotes"
             ))
             .with_details(serde_json::json!({ "field": "query", "reason": msg }))
         }
         _ => Error::from(e),
     }
+}
+
+/// Plain text as an FTS5 query that matches it word for word (`safe_query: true`): every
+/// whitespace-separated word becomes a quoted string (its own quotes doubled), so no character
+/// is an operator; words without a letter or digit are dropped. `None` when nothing searchable
+/// is left.
+pub fn safe_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// The FTS5 query of a search: `query` trimmed, rewritten by [`safe_query`] when `safe` is set.
+pub fn fts_query(query: &str, safe: bool) -> Result<String> {
+    let query = query.trim();
+    if !safe {
+        return Ok(query.to_string());
+    }
+    safe_query(query).ok_or_else(|| {
+        Error::invalid_field(
+            "query",
+            format!("query {query:?} has no word to search for (letters or digits)"),
+        )
+    })
+}
+
+/// A BM25 rank of FTS5 (negative; lower is better) as a score in 0..1, higher better:
+/// `r / (1 + r)` with `r = −bm25`. It keeps the order of the ranks, and depends on the hit alone
+/// (not on the page or the other hits), so scores compare across pages and calls; 0.5 is a rank
+/// of −1. Not rounded: a term in over half of the texts has the least weight FTS5 gives
+/// (an IDF of 1e-6), and rounding would make its hits' scores equal where their order is not.
+pub fn bm25_score(bm25: f64) -> f64 {
+    let r = (-bm25).max(0.0);
+    r / (1.0 + r)
 }
 
 /// How far a cut may move to land between words instead of inside one, in characters.
@@ -302,6 +340,36 @@ mod tests {
         let raw = format!("{OPEN}one{CLOSE} {OPEN}two{CLOSE} {}", "w ".repeat(50));
         let html = render_snippet(&raw, 20);
         assert!(html.starts_with("<b>one</b> <b>two</b> w"), "{html}");
+    }
+
+    #[test]
+    fn plain_text_becomes_quoted_words() {
+        assert_eq!(safe_query("pr-123").as_deref(), Some("\"pr-123\""));
+        assert_eq!(
+            safe_query("TODO: fix").as_deref(),
+            Some("\"TODO:\" \"fix\"")
+        );
+        assert_eq!(
+            safe_query("\"unbalanced").as_deref(),
+            Some("\"\"\"unbalanced\"")
+        );
+        assert_eq!(
+            safe_query("a AND b*").as_deref(),
+            Some("\"a\" \"AND\" \"b*\"")
+        );
+        assert_eq!(safe_query(" - : \" "), None);
+    }
+
+    #[test]
+    fn bm25_ranks_become_scores_in_the_same_order() {
+        let ranks = [-12.5, -3.0, -1.0, -0.2, -0.000_002, -0.000_001, 0.0];
+        let scores: Vec<f64> = ranks.iter().map(|&b| bm25_score(b)).collect();
+        assert_eq!(scores[2], 0.5);
+        assert_eq!(scores[6], 0.0);
+        for w in scores.windows(2) {
+            assert!(w[0] > w[1], "{scores:?}");
+        }
+        assert!(scores.iter().all(|s| (0.0..1.0).contains(s)), "{scores:?}");
     }
 
     #[test]

@@ -16,7 +16,8 @@ use schemars::JsonSchema;
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct SearchRequest {
-    /// At most 1000 chars: words, "phrases", prefix*, AND/OR/NOT.
+    /// At most 1000 chars: words (matching their other forms: tab finds tabs), "phrases",
+    /// prefix*, AND/OR/NOT.
     pub query: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
@@ -51,7 +52,7 @@ pub struct SearchRequest {
 }
 
 /// One search hit: where the capsule is and a highlighted excerpt, never the whole text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct SearchHit {
     pub id: String,
@@ -63,6 +64,9 @@ pub struct SearchHit {
     /// About 300 characters around the match: the capsule's own text HTML-escaped, the matched
     /// terms in `<b>…</b>`, `…` where it was cut.
     pub snippet: String,
+    /// Relevance in 0..1, higher better: `r / (1 + r)` with `r` = −BM25 (title 5x), so it
+    /// follows the ranking and does not depend on the page (0.5 is a BM25 rank of −1).
+    pub score: f64,
     pub updated_at: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<i64>,
@@ -70,7 +74,7 @@ pub struct SearchHit {
 }
 
 /// A page of search hits, best first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct SearchPage {
     pub items: Vec<SearchHit>,

@@ -13,8 +13,12 @@ use super::*;
 #[serde(deny_unknown_fields)]
 pub struct ReasoningSearchRequest {
     pub workspace: String,
-    /// Words (all must match) or a quoted phrase.
+    /// Words (all must match), a "phrase", prefix*, AND/OR/NOT.
     pub query: String,
+    /// Take `query` as plain text: every word is searched as written (quotes, `-`, `:`, `*`,
+    /// `AND`/`OR`/`NOT` lose their meaning), all words must match. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safe_query: Option<bool>,
     /// Only this branch's own entries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
@@ -42,7 +46,9 @@ pub struct ReasoningHit {
     pub title: Option<String>,
     /// The matching passage, HTML-escaped, matches in `<b>`.
     pub snippet: String,
-    /// BM25 rank (lower is better).
+    /// Relevance in 0..1, higher better: `r / (1 + r)` with `r` = −BM25 (title 5x), so it
+    /// follows the ranking and does not depend on the page or the limit (0.5 is a BM25 rank
+    /// of −1).
     pub score: f64,
 }
 

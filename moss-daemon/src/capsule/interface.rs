@@ -15,9 +15,6 @@ pub fn activity(conn: &Connection) -> Result<Vec<(String, i64, i64)>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// The plain-text rewrite of a query (`safe_query: true`), the same for every family.
-pub use super::search::safe_query;
-
 /// Active capsules of workspace `ws`, newest first, at most `limit`: those handed off for
 /// `task` (linked to it, or carrying it as run id or tag) when one is given, else all. With
 /// the newest one's text when `first_text`.

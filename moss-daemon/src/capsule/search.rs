@@ -14,7 +14,8 @@ use super::query;
 use super::{Capsules, orchestration};
 use crate::error::{Error, Result};
 use crate::search_text::{
-    ELLIPSIS, MAX_QUERY_CHARS, SNIPPET_CHARS, check_query_start, query_error, render_snippet,
+    ELLIPSIS, MAX_QUERY_CHARS, SNIPPET_CHARS, bm25_score, check_query_start, fts_query,
+    query_error, render_snippet,
 };
 use crate::sql_filter::Filter;
 use crate::{names, page, tags};
@@ -37,32 +38,10 @@ struct Shape {
     snippet_chars: usize,
 }
 
-/// Plain text as an FTS5 query that matches it word for word: every whitespace-separated word
-/// becomes a quoted string (its own quotes doubled), so no character is an operator; words
-/// without a letter or digit are dropped. `None` when nothing searchable is left.
-pub fn safe_query(text: &str) -> Option<String> {
-    let words: Vec<String> = text
-        .split_whitespace()
-        .filter(|w| w.chars().any(char::is_alphanumeric))
-        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-        .collect();
-    (!words.is_empty()).then(|| words.join(" "))
-}
-
 impl Capsules {
     /// `capsule_search`.
     pub async fn search(&self, req: SearchRequest) -> Result<SearchPage> {
-        let query = req.query.trim().to_string();
-        let query = if req.safe_query.unwrap_or(false) {
-            safe_query(&query).ok_or_else(|| {
-                Error::invalid_field(
-                    "query",
-                    format!("query {query:?} has no word to search for (letters or digits)"),
-                )
-            })?
-        } else {
-            query
-        };
+        let query = fts_query(&req.query, req.safe_query.unwrap_or(false))?;
         let snippet_tokens = req.snippet_tokens.unwrap_or(SNIPPET_TOKENS);
         if !(1..=SNIPPET_TOKENS_MAX).contains(&snippet_tokens) {
             return Err(Error::invalid_field(
@@ -162,7 +141,8 @@ fn run_search(
              LIMIT ?{} OFFSET ?{})
          SELECT c.id, c.workspace_raw, c.name_raw, c.title, c.updated_at, c.deleted_at,
                 (SELECT snippet(capsules_fts, -1, char(57344), char(57345), '{ELLIPSIS}', {})
-                 FROM fts.capsules_fts WHERE capsules_fts MATCH ?1 AND rowid = hits.rid)
+                 FROM fts.capsules_fts WHERE capsules_fts MATCH ?1 AND rowid = hits.rid),
+                hits.rank
          FROM hits CROSS JOIN capsules AS c ON c.rowid = hits.rid
          ORDER BY hits.rank, hits.seq DESC",
         f.sql(),
@@ -186,6 +166,7 @@ fn run_search(
                     updated_at: r.get(4)?,
                     deleted_at: r.get(5)?,
                     snippet: render_snippet(raw.as_deref().unwrap_or(""), shape.snippet_chars),
+                    score: bm25_score(r.get(7)?),
                     id,
                     workspace,
                     name,
@@ -222,27 +203,4 @@ fn run_search(
     };
     let pagination = page::pagination(limit, offset, items.len(), total);
     Ok((items, pagination))
-}
-
-#[cfg(test)]
-mod safe_query_tests {
-    use super::*;
-
-    #[test]
-    fn plain_text_becomes_quoted_words() {
-        assert_eq!(safe_query("pr-123").as_deref(), Some("\"pr-123\""));
-        assert_eq!(
-            safe_query("TODO: fix").as_deref(),
-            Some("\"TODO:\" \"fix\"")
-        );
-        assert_eq!(
-            safe_query("\"unbalanced").as_deref(),
-            Some("\"\"\"unbalanced\"")
-        );
-        assert_eq!(
-            safe_query("a AND b*").as_deref(),
-            Some("\"a\" \"AND\" \"b*\"")
-        );
-        assert_eq!(safe_query(" - : \" "), None);
-    }
 }

@@ -9,7 +9,8 @@
 //! ranked by the query's full-text match, so one holding its words comes first. `slot` narrows
 //! to one slot (alone, it lists the slot).
 //!
-//! **Score** = relevance × weight × recency × specificity, each explained by `explain: true`:
+//! **Score** = relevance × weight × recency × specificity, each explained by `explain: true`,
+//! each in 0..1, so the score is in 0..1 (higher better):
 //!
 //! - relevance = 1 − (1 − context) × (1 − text), where context is 1 (exact), 0.9 (basename) or
 //!   0.75 − 0.1 per level above the first (parent directory, at least 0.3), divided by √(the
@@ -18,15 +19,18 @@
 //!   share of the query's words the memory holds (a word counts when the memory holds it as
 //!   written or, through the index's stemming, in another form: `merging` in "merged") × (0.5 +
 //!   0.5 × its BM25 relative to the best match's). A slot-only recall has relevance 1.
-//! - weight = 0.5 + w / (w + 1): 1 at the default weight 1, saturating towards 1.5.
+//! - weight = (0.5 + w / (w + 1)) / 1.5: 2/3 at the default weight 1, saturating towards 1.
 //! - recency = 0.85 + 0.15 × 0.5^(age / half-life), age from the later of the latest store
 //!   (`updated_at`: storing the same knowledge again counts) and the last recall (`recalled_at`),
 //!   half-life the config's `memory.recency_half_life_days` (7).
 //! - specificity = 1 (exact), 0.95 (basename), 0.85 (parent), 0.8 (text only; 1 for a slot
 //!   recall), divided by 1 + 0.15 × (contexts − 1): a memory on many contexts is broad.
 //!
-//! Memories whose relevance is under 0.2, or whose score is under `min_score`, are dropped: no
-//! filler. Ties break by weight, then newest write, then id.
+//! Memories whose relevance is under 0.2, or whose score is under `min_score` (default 1/15),
+//! are dropped: no filler. Ties break by weight, then newest write, then id.
+//!
+//! **The query** is always plain words (a recall never fails on FTS5 syntax): each word, split
+//! at punctuation, is one quoted term of an OR query, so `safe_query` changes nothing here.
 
 use std::collections::HashMap;
 
@@ -42,6 +46,11 @@ use crate::error::{Error, Result};
 pub const MIN_RELEVANCE: f64 = 0.2;
 /// Least relevance a memory needs to be removed by a query forget.
 pub const FORGET_MIN_RELEVANCE: f64 = 0.8;
+/// What the weight part of a score tends to as the weight grows: the parts are divided by it,
+/// so the score stays in 0..1.
+const WEIGHT_PART_MAX: f64 = 1.5;
+/// `min_score` when none is given.
+pub const MIN_SCORE: f64 = 0.1 / WEIGHT_PART_MAX;
 /// Candidates taken from the full-text index.
 const FTS_CANDIDATES: i64 = 300;
 /// Candidates of a slot-only recall (by weight).
@@ -113,12 +122,12 @@ impl Query {
             }
         };
         let min_score = match req.min_score {
-            None => 0.1,
-            Some(v) if (0.0..=10.0).contains(&v) => v,
+            None => MIN_SCORE,
+            Some(v) if (0.0..=1.0).contains(&v) => v,
             Some(v) => {
                 return Err(Error::invalid_field(
                     "min_score",
-                    format!("min_score must be between 0 and 10, got {v}"),
+                    format!("min_score must be between 0 and 1 (scores are in 0..1), got {v}"),
                 ));
             }
         };
@@ -410,11 +419,7 @@ type RowMatches<'a> = dyn FnMut(&str) -> Result<bool> + 'a;
 /// Share of the query's words found in the memory's content, contexts or slot: as written
 /// (case aside), or else, when `indexed` (the index matched the memory), in another form the
 /// index stems alike: `indexed(expr)` says whether the memory's row matches the FTS5 `expr`.
-fn coverage(
-    m: &Memory,
-    words: &[String],
-    mut indexed: Option<&mut RowMatches<'_>>,
-) -> Result<f64> {
+fn coverage(m: &Memory, words: &[String], mut indexed: Option<&mut RowMatches<'_>>) -> Result<f64> {
     if words.is_empty() {
         return Ok(0.0);
     }
@@ -474,7 +479,7 @@ pub fn score(c: &Candidate, q: &Query, best_bm25: Option<f64>, now: i64) -> Scor
         1.0 - (1.0 - ctx) * (1.0 - text)
     };
     let w = c.memory.weight;
-    let weight = 0.5 + w / (w + 1.0);
+    let weight = (0.5 + w / (w + 1.0)) / WEIGHT_PART_MAX;
     // The latest store (every store of the same knowledge sets updated_at) or recall.
     let last = c.memory.recalled_at.unwrap_or(0).max(c.memory.updated_at);
     let age_days = ((now - last).max(0) as f64) / 86_400.0;

@@ -17,7 +17,7 @@ use crate::app::App;
 use crate::budget::{self, Caps, Fit, blank_budget};
 use crate::error::{Error, Result};
 use crate::search_text::{FamilyHit, MAX_QUERY_CHARS, check_query_start, query_words};
-use crate::{capsule::interface as capsules, memory::interface as memories};
+use crate::memory::interface as memories;
 use crate::{reasoning::interface as reasoning, tasks::interface as tasks};
 
 /// The fusion constant: how slowly a score falls with rank.
@@ -101,7 +101,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         ));
     }
     let query = if req.safe_query.unwrap_or(false) {
-        capsules::safe_query(&query)
+        crate::search_text::safe_query(&query)
             .ok_or_else(|| Error::invalid_field("query", "query has no word to search for"))?
     } else {
         check_query_start(&query)?;

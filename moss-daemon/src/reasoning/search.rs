@@ -1,5 +1,6 @@
 //! `branchmind_search`: full-text search over a workspace's entries (notes, trace, cards),
-//! ranked by BM25 with titles weighing 5x, with the same snippets as capsule search.
+//! ranked by BM25 with titles weighing 5x, with the same snippets, scores (`bm25_score`) and
+//! `safe_query` as capsule search.
 
 use moss_client::reasoning::{
     Budget, ReasoningHit, ReasoningSearchRequest, ReasoningSearchResponse,
@@ -13,7 +14,8 @@ use crate::budget::blank_budget;
 use crate::error::{Error, Result};
 use crate::read::Read;
 use crate::search_text::{
-    MAX_QUERY_CHARS, SNIPPET_CHARS, check_query_start, query_error, render_snippet,
+    MAX_QUERY_CHARS, SNIPPET_CHARS, bm25_score, check_query_start, fts_query, query_error,
+    render_snippet,
 };
 
 impl Fit for ReasoningSearchResponse {
@@ -39,7 +41,7 @@ impl Reasoning {
     pub async fn search(&self, req: ReasoningSearchRequest) -> Result<ReasoningSearchResponse> {
         let read = Read::new(self.config.output_max_chars, &req)?;
         let limit = limit("limit", req.limit, 10, 50)?;
-        let query = req.query.trim().to_string();
+        let query = fts_query(&req.query, req.safe_query.unwrap_or(false))?;
         let n = query.chars().count();
         if n == 0 || n > MAX_QUERY_CHARS {
             return Err(Error::invalid_field(
@@ -80,7 +82,7 @@ impl Reasoning {
                             doc: r.get(3)?,
                             kind: r.get(4)?,
                             title: r.get(5)?,
-                            score: r.get(6)?,
+                            score: bm25_score(r.get(6)?),
                             snippet: render_snippet(raw.as_deref().unwrap_or(""), SNIPPET_CHARS),
                         })
                     })?

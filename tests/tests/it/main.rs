@@ -24,3 +24,4 @@ mod smoke;
 mod tasks;
 mod tools;
 mod util;
+mod words;
