@@ -143,13 +143,17 @@ impl Render for CapsulePage {
 impl Render for SearchPage {
     fn table(&self) -> String {
         let mut t = new_table();
-        set_header(&mut t, ["id", "workspace", "name", "title", "snippet"]);
+        set_header(
+            &mut t,
+            ["id", "workspace", "name", "title", "score", "snippet"],
+        );
         for h in &self.items {
             t.add_row(vec![
                 h.id.clone(),
                 h.workspace.clone(),
                 h.name.clone().unwrap_or_default(),
                 h.title.clone().unwrap_or_default(),
+                format!("{:.3}", h.score),
                 plain_snippet(&h.snippet),
             ]);
         }

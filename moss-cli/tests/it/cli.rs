@@ -564,14 +564,20 @@ async fn search_compose_append_bulk_and_purge() {
             .contains("<b>redis</b>")
     );
     let table = moss(&d, &["search", "redis", "--format", "table"], None).await;
-    assert!(String::from_utf8_lossy(&table.stdout).contains("snippet"));
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.contains("snippet") && table.contains("score"),
+        "{table}"
+    );
     let bad = moss(&d, &["search", "\"open"], None).await;
     assert!(!bad.status.success());
     assert!(
-        stderr(&bad).starts_with("[INVALID_REQUEST]"),
+        stderr(&bad).starts_with("[INVALID_REQUEST]") && stderr(&bad).contains("--safe"),
         "{}",
         stderr(&bad)
     );
+    let safe = json(&moss(&d, &["search", "\"redis", "--safe"], None).await);
+    assert_eq!(safe["pagination"]["total"], 2, "{safe}");
 
     let bundle = json(
         &moss(
@@ -768,6 +774,36 @@ async fn reason_and_tasks_groups_walk_a_task() {
     assert_eq!(
         note["entry"]["content"],
         "Chose WAL:\nreaders never block\n"
+    );
+    // Word forms match, and safe_query takes the query as plain words.
+    let found = json(
+        &moss(
+            &d,
+            &[
+                "reason",
+                "search",
+                "-w",
+                "cli",
+                "query=\"reader blocks",
+                "safe_query:=true",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(found["hits"].as_array().map(Vec::len), Some(1), "{found}");
+    let score = found["hits"][0]["score"].as_f64().unwrap();
+    assert!(score > 0.0 && score < 1.0, "{found}");
+    let bad = moss(
+        &d,
+        &["reason", "search", "-w", "cli", "query=\"reader"],
+        None,
+    )
+    .await;
+    assert!(
+        !bad.status.success() && stderr(&bad).contains("safe_query:=true"),
+        "{}",
+        stderr(&bad)
     );
     let trace = json(
         &moss(
