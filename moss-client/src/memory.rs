@@ -22,9 +22,8 @@ crate::op::ops! {
     MemoryStore: memory_store, Post "/memories",
         MemoryStoreRequest => MemoryStoreResponse, store;
 
-    /// Recall memories by query (a path also finds its parent directories' memories), slot or
-    /// context, best first by relevance, weight, recency and specificity. No match is an empty list
-    /// with a reason.
+    /// Recall memories by query (a path finds its parents' memories too), slot or context,
+    /// ranked by relevance, weight, recency and specificity; none is an empty list with a reason.
     MemoryRecall: memory_recall, Post "/memories/recall",
         MemoryRecallRequest => MemoryRecallResponse, recall;
 

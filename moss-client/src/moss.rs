@@ -138,7 +138,7 @@ pub struct SearchRequest {
     /// Default: every workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// capsule, reasoning, tasks, memory (list or comma-separated; default all).
+    /// Default all; a list or comma-separated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub families: Option<FamilyList>,
     /// Default 20, at most 100.

@@ -358,7 +358,9 @@ impl Toolsets {
              output_max_chars), max_bytes (UTF-8) and max_lines cap the answer; what did not fit \
              is cut, and truncated:true and budget say what (a cap below the smallest possible \
              answer gets that answer, with budget.warning). A read that takes cursor pages from \
-             the newest: pass the answer's pagination.next_cursor back as cursor. \
+             the newest: pass the answer's pagination.next_cursor back as cursor. Full-text \
+             searches match English word forms (tab finds tabs, merging finds merged) and score \
+             hits in 0..1, higher is better. \
              expected_revision refuses a write (409 CONFLICT, nothing written) unless the item \
              is at that revision.",
         );

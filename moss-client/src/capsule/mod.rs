@@ -83,9 +83,8 @@ crate::op::ops! {
     CapsuleInventory: capsule_inventory, Get "/capsules/inventory",
         InventoryRequest => CapsulePage, inventory;
 
-    /// Full-text search over capsule titles (weighted 5x) and texts, best first; each hit has a
-    /// snippet with <b> matches and a fetch_key. Unparsable FTS5 syntax is 400: quote it or pass
-    /// safe_query.
+    /// Full-text search over capsule titles (5x) and texts; hits carry a <b> snippet and a
+    /// fetch_key. Bad FTS5 syntax is 400: pass safe_query.
     CapsuleSearch: capsule_search, Get "/capsules/search",
         SearchRequest => SearchPage, search;
 

@@ -16,8 +16,7 @@ use schemars::JsonSchema;
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
 pub struct SearchRequest {
-    /// At most 1000 chars: words (matching their other forms: tab finds tabs), "phrases",
-    /// prefix*, AND/OR/NOT.
+    /// At most 1000 chars: words, "phrases", prefix*, AND/OR/NOT.
     pub query: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,

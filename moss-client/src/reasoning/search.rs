@@ -15,8 +15,7 @@ pub struct ReasoningSearchRequest {
     pub workspace: String,
     /// Words (all must match), a "phrase", prefix*, AND/OR/NOT.
     pub query: String,
-    /// Take `query` as plain text: every word is searched as written (quotes, `-`, `:`, `*`,
-    /// `AND`/`OR`/`NOT` lose their meaning), all words must match. Default false.
+    /// Plain words, no FTS5 syntax.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safe_query: Option<bool>,
     /// Only this branch's own entries.

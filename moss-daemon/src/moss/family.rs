@@ -11,7 +11,7 @@ pub const MOSS: Family = Family {
     summary: "Across every family: the workspaces, one ranked search, and the resume call",
     instructions: "Moss (moss_*): start with moss_context {workspace, task?}: where the work \
         stands, each item with the call that opens it. moss_search searches every family at \
-        once; pass pagination.next_cursor back as cursor for the next page. moss_workspaces \
+        once (families narrows it: capsule, reasoning, tasks, memory); pass pagination.next_cursor back as cursor for the next page. moss_workspaces \
         lists the workspaces with what each family holds. max_chars caps an answer (default: \
         the output budget).",
     ops: moss_client::moss::OPS,

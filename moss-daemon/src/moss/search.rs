@@ -16,8 +16,8 @@ use moss_client::reasoning::Budget;
 use crate::app::App;
 use crate::budget::{self, Caps, Fit, blank_budget};
 use crate::error::{Error, Result};
-use crate::search_text::{FamilyHit, MAX_QUERY_CHARS, check_query_start, query_words};
 use crate::memory::interface as memories;
+use crate::search_text::{FamilyHit, MAX_QUERY_CHARS, check_query_start, query_words};
 use crate::{reasoning::interface as reasoning, tasks::interface as tasks};
 
 /// The fusion constant: how slowly a score falls with rank.
