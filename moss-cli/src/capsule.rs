@@ -244,6 +244,9 @@ pub struct StoreArgs {
     allow_thin: bool,
     #[command(flatten)]
     orchestration: Orchestration,
+    /// The plan or task it hands off for (PLAN-001, TASK-001): shows in its trace and radar.
+    #[arg(long)]
+    task: Option<String>,
     /// Capsules this one was based on (lineage), by name in --workspace (repeated).
     #[arg(long = "based-on", value_name = "NAME")]
     based_on: Vec<String>,
@@ -311,6 +314,9 @@ pub struct UpdateArgs {
     source: Option<String>,
     #[command(flatten)]
     orchestration: Orchestration,
+    /// The plan or task it hands off for (PLAN-001, TASK-001; "" clears it).
+    #[arg(long)]
+    task: Option<String>,
     /// Skip the required-sections check for the new text.
     #[arg(long)]
     allow_thin: bool,
@@ -369,6 +375,9 @@ pub struct ListArgs {
     include_deleted: bool,
     #[command(flatten)]
     orchestration: Orchestration,
+    /// Only capsules handed off for this plan or task.
+    #[arg(long)]
+    task: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -455,6 +464,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 run_id: a.orchestration.run_id,
                 phase: a.orchestration.phase,
                 role: a.orchestration.role,
+                task: a.task,
                 mode: Some(if a.mode == "replace" {
                     StoreMode::Replace
                 } else {
@@ -515,6 +525,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 run_id: a.orchestration.run_id,
                 phase: a.orchestration.phase,
                 role: a.orchestration.role,
+                task: a.task,
                 allow_thin: flag(a.allow_thin),
                 if_updated_at: a.if_updated_at,
                 if_revision: a.if_revision,
@@ -561,6 +572,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 run_id: a.orchestration.runs(),
                 phase: a.orchestration.phase,
                 role: a.orchestration.role,
+                task: a.task,
             };
             print(&client.capsules().list(&req).await?, format)
         }

@@ -83,6 +83,9 @@ pub struct CloneArgs {
     /// Role of the copy ("" clears it).
     #[arg(long)]
     role: Option<String>,
+    /// The plan or task the copy hands off for (default: the source's, in its workspace).
+    #[arg(long)]
+    task: Option<String>,
     /// Tags of the copy, replacing the source's (comma-separated or repeated).
     #[arg(long, value_delimiter = ',')]
     tags: Option<Vec<String>>,
@@ -102,6 +105,7 @@ pub async fn clone(a: CloneArgs, client: &Client, format: Format) -> anyhow::Res
         run_id: a.run_id,
         phase: a.phase,
         role: a.role,
+        task: a.task,
         tags: a.tags,
     };
     let req = CloneRequest {

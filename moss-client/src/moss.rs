@@ -19,9 +19,9 @@ crate::op::ops! {
     /// Every cross-family operation, in listing order.
     table OPS, handle Moss;
 
-    /// Resume in one call: a task's radar (default: the focus), handoffs, questions,
-    /// decisions, notes, memories and last changes, or without a task the latest of each.
-    /// Sections cut to fit max_chars are named in dropped.
+    /// Resume in one call: a task's (default: the focus) radar, handoffs, questions, decisions,
+    /// notes, memories, last changes; without one, the latest of each. Sections cut to fit are
+    /// named in dropped.
     MossContext: moss_context, Post "/context",
         ContextRequest => ContextResponse, context;
 

@@ -75,6 +75,18 @@ crate::op::ops! {
 
 }
 
+/// A capsule handed off for a plan or task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct Handoff {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub revision: i64,
+    /// Unix seconds.
+    pub updated_at: i64,
+}
+
 /// A task mutation, as `tasks_delta` streams it and the trace records it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
@@ -466,6 +478,12 @@ pub struct TasksRadarResponse {
     pub reasoning_ref: ReasoningRef,
     pub radar: Radar,
     pub steps: StepCounts,
+    /// The capsules handed off for it, newest first (at most five).
+    #[serde(default)]
+    pub handoffs: Vec<Handoff>,
+    /// Memories that carry its id among their contexts.
+    #[serde(default)]
+    pub memories: i64,
     pub truncated: bool,
     pub budget: Budget,
 }

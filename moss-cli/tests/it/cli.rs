@@ -1778,3 +1778,81 @@ async fn a_repeated_field_is_a_list_where_the_request_takes_one() {
         stderr(&task)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handoff_for_a_task_resumes_with_moss_context_find_and_workspaces() {
+    let d = TestDaemon::start().await;
+    moss(
+        &d,
+        &["tasks", "create", "-w", "shop", "title=Refund flow"],
+        None,
+    )
+    .await;
+    moss(
+        &d,
+        &[
+            "tasks",
+            "create",
+            "-w",
+            "shop",
+            "title=Refunds",
+            "parent=PLAN-001",
+        ],
+        None,
+    )
+    .await;
+    let text = capsule_text("Refunds go through the payments queue");
+    let stored = json(
+        &moss(
+            &d,
+            &[
+                "store",
+                "--workspace",
+                "shop",
+                "--name",
+                "handoff",
+                "--task",
+                "TASK-001",
+            ],
+            Some(&text),
+        )
+        .await,
+    );
+    assert!(stored["id"].is_string(), "{stored}");
+    let listed = json(
+        &moss(
+            &d,
+            &["list", "--workspace", "shop", "--task", "TASK-001"],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(listed["items"][0]["task"], "TASK-001", "{listed}");
+    moss(
+        &d,
+        &[
+            "mem",
+            "store",
+            "-w",
+            "shop",
+            "content=User prefers tabs",
+            "context=TASK-001",
+        ],
+        None,
+    )
+    .await;
+    let context = json(&moss(&d, &["context", "-w", "shop", "--task", "TASK-001"], None).await);
+    assert_eq!(context["handoffs"][0]["title"], "handoff", "{context}");
+    assert!(
+        context["memories"].to_string().contains("tabs"),
+        "{context}"
+    );
+    let radar = json(&moss(&d, &["tasks", "radar", "-w", "shop", "task=TASK-001"], None).await);
+    assert_eq!(radar["handoffs"][0]["name"], "handoff", "{radar}");
+    // One search over every family, with word forms: `tab` finds "tabs".
+    let found = json(&moss(&d, &["find", "tab", "-w", "shop"], None).await);
+    assert_eq!(found["items"][0]["family"], "memory", "{found}");
+    let table = moss(&d, &["workspaces", "--format", "table"], None).await;
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("shop"), "{table}");
+}

@@ -108,8 +108,7 @@ impl ComposeItem {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ComposeRequest {
-    /// Refs and filters ({"run_id": "pr-42"}; workspace, run_id, phase, role, tag), in order; at
-    /// most 50 capsules expanded.
+    /// Refs and filters (workspace, run_id, phase, role, tag), in order; at most 50 expanded.
     pub items: Vec<ComposeItem>,
     /// markdown (default) or json.
     #[serde(default, skip_serializing_if = "Option::is_none")]

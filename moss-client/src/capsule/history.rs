@@ -35,7 +35,7 @@ pub struct RestoreRequest {
     pub workspace: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// If the name is taken: error (default), replace (delete the holder) or rename (<name>-1).
+    /// If the name is taken: error (default), replace or rename (<name>-1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<RestoreMode>,
 }
@@ -138,6 +138,9 @@ pub struct CloneSet {
     pub phase: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// Default: the source's, in its workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
     /// Tags, replacing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,

@@ -45,8 +45,7 @@ crate::op::ops! {
     table OPS, handle Capsules;
 
     /// Store a capsule: a distilled handoff another session resumes from. capsule_text needs the
-    /// sections Objective, Current status, Decisions, Next actions, Key locations, Open questions
-    /// (headers, `Name:` lines or JSON keys; synonyms accepted). Errors: 422 CAPSULE_TOO_THIN
+    /// six sections (headers, `Name:` lines or JSON keys). Errors: 422 CAPSULE_TOO_THIN
     /// (details.missing), 413 CAPSULE_TOO_LARGE, 409 NAME_ALREADY_EXISTS.
     CapsuleStore: capsule_store, Post "/capsules",
         StoreRequest => CapsuleHandle, store;
@@ -328,6 +327,8 @@ pub struct StoreRequest {
     /// e.g. "reviewer".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
     /// replace overwrites the capsule of that name, keeping its id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<StoreMode>,
@@ -413,6 +414,9 @@ pub struct Capsule {
     pub phase: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// The plan or task it was handed off for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -489,6 +493,8 @@ pub struct UpdateRequest {
     pub phase: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
     /// Skip the sections check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_thin: Option<bool>,
@@ -587,6 +593,8 @@ pub struct ListRequest {
     pub phase: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 /// Arguments of `capsule_inventory` (all workspaces, summaries only).

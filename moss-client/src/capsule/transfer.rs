@@ -12,8 +12,8 @@ use schemars::JsonSchema;
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ExportRequest {
-    /// A .jsonl name in ~/.moss/exports/ or an allowed_paths directory (no .., no symlinks).
-    /// Default: <workspace>-<time>.jsonl.
+    /// A .jsonl in ~/.moss/exports/ or allowed_paths (no .., no symlinks); default
+    /// <workspace>-<time>.jsonl.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

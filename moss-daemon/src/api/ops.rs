@@ -24,7 +24,7 @@ use crate::error::Result;
 pub fn query_route<O, F, Fut>(tag: &'static str, call: F) -> UtoipaMethodRouter<AppState>
 where
     O: Op + 'static,
-    O::Request: IntoParams,
+    O::Request: IntoParams + ToSchema,
     O::Response: ToSchema,
     F: Fn(AppState, O::Request) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<O::Response>> + Send + 'static,
@@ -55,6 +55,8 @@ where
     paths.add_path_operation(spec.path, vec![HttpMethod::Get], operation);
     let mut schemas: Vec<(String, RefOr<Schema>)> =
         vec![(O::Response::name().into(), O::Response::schema())];
+    // The parameters refer to the request's nested types by name (`FamilyList`).
+    O::Request::schemas(&mut schemas);
     O::Response::schemas(&mut schemas);
     (schemas, paths, axum::routing::get(handler))
 }

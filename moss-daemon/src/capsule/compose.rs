@@ -292,6 +292,7 @@ impl Capsules {
                     run_id: s.run_id,
                     phase: s.phase,
                     role: s.role,
+                    task: None,
                     mode: s.mode,
                     allow_thin: Some(
                         s.allow_thin.unwrap_or(false) || wanted.is_some() || pivot.is_some(),

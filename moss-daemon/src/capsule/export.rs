@@ -208,11 +208,13 @@ fn write_export(
     let mut stmt = tx.prepare(&sql)?;
     let mut rows = stmt.query(rusqlite::params_from_iter(args.iter()))?;
     let mut count: i64 = 0;
+    // The evidence column comes right after FULL_COLS.
+    let evidence_at = FULL_COLS.split(',').count();
     while let Some(row) = rows.next()? {
         cancel.check("export")?;
         let mut record = ExportRecord::from(capsule_from_row(row)?);
         record.evidence = row
-            .get::<_, Option<String>>(19)?
+            .get::<_, Option<String>>(evidence_at)?
             .and_then(|j| serde_json::from_str(&j).ok());
         serde_json::to_writer(&mut out, &record)
             .map_err(|e| Error::internal("encoding an export record", e))?;

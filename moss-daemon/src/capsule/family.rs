@@ -18,7 +18,8 @@ pub const CAPSULE: Family = Family {
         Decisions, Next actions, Key locations, Open questions); resume with capsule_fetch by \
         workspace+name or capsule_latest include_text:true; browse with capsule_list and \
         capsule_inventory, which never return text. A capsule carries a title, tags, a source \
-        (who wrote it), a run_id, a phase and a role. A capsule is addressed by id or by \
+        (who wrote it), a run_id, a phase and a role, and the task (PLAN-### or TASK-### of its \
+        workspace) it hands off for: the handoff lands in that task's trace and radar. A capsule is addressed by id or by \
         workspace+name (workspace default \"default\"; giving both is 400 \
         AMBIGUOUS_ADDRESSING); a ref is {\"id\"} or {\"workspace\",\"name\"}. Filters \
         (workspace, tag, name_prefix, run_id, phase, role) must all match; run_id takes one id, \

@@ -221,6 +221,10 @@ impl Capsules {
             Some(r) => Some(bounds::handle("role", Some(r))?),
             None => None,
         };
+        let task = match &set.task {
+            Some(t) => Some(super::handoff::task_value(Some(t))?),
+            None => None,
+        };
         let based_on = based_on_json(Some(std::slice::from_ref(&req.source)))?;
         let target_ws = req.target.workspace.clone();
         let tokenizer = self.config.tokenizer;
@@ -254,6 +258,12 @@ impl Capsules {
                     run_id: run_id.unwrap_or(src.run_id.clone()),
                     phase: phase.unwrap_or(src.phase.clone()),
                     role: role.unwrap_or(src.role.clone()),
+                    // A task is of one workspace: a copy elsewhere keeps it only when set.
+                    task: task.unwrap_or_else(|| {
+                        src.task
+                            .clone()
+                            .filter(|_| workspace.norm == src.workspace_norm)
+                    }),
                     based_on_json: based_on,
                     // The copy keeps the source's evidence: it is the same work.
                     evidence_json: super::evidence::stored(conn, &src.id)?,
@@ -262,6 +272,9 @@ impl Capsules {
                 };
                 if let Some(holder) = name_holder(conn, &c)? {
                     return Err(super::name_taken(&c, holder.id));
+                }
+                if let Some(task) = &c.task {
+                    super::handoff::check(conn, &c.workspace.norm, task)?;
                 }
                 let t = now();
                 let id = ulid::Ulid::generate().to_string();
@@ -279,6 +292,10 @@ impl Capsules {
                     conn.next_seq(),
                     None,
                 )?;
+                if let Some(task) = &c.task {
+                    let name = c.name.as_ref().map(|(raw, _)| raw.as_str());
+                    super::handoff::record(conn, &c.workspace.norm, task, &id, name, 1)?;
+                }
                 conn.changed(&super::SEARCH_SOURCE);
                 Ok(CapsuleHandle {
                     fetch_key: query::fetch_key(

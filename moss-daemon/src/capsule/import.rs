@@ -390,6 +390,7 @@ fn parse_line(bytes: &[u8], t: i64, tokenizer: Option<crate::tokens::Tokenizer>)
             run_id,
             phase,
             role,
+            task: None,
             based_on_json: None,
             evidence_json,
         },

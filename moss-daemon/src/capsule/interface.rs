@@ -61,3 +61,29 @@ pub fn handoffs(
     }
     Ok(out)
 }
+
+/// The capsules handed off for `task` in workspace `ws` (linked to it, or carrying it as run
+/// id or tag), newest first, at most `limit`: id, name, revision and `updated_at`.
+pub fn task_handoffs(
+    conn: &Connection,
+    ws: &str,
+    task: &str,
+    limit: i64,
+) -> Result<Vec<moss_client::tasks::Handoff>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, name_raw, revision, updated_at FROM capsules
+         WHERE workspace_norm = ?1 AND deleted_at IS NULL
+           AND (task = ?2 OR run_id = ?2
+                OR EXISTS (SELECT 1 FROM json_each(COALESCE(tags_json, '[]')) WHERE value = ?2))
+         ORDER BY updated_at DESC, seq DESC LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![ws, task, limit], |r| {
+        Ok(moss_client::tasks::Handoff {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            revision: r.get(2)?,
+            updated_at: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

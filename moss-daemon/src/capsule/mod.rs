@@ -23,6 +23,7 @@ pub mod evidence;
 pub mod export;
 pub mod family;
 pub mod fields;
+mod handoff;
 pub mod history;
 pub mod import;
 pub mod interface;
@@ -83,6 +84,8 @@ pub(crate) struct NewCapsule {
     pub(crate) run_id: Option<String>,
     pub(crate) phase: Option<String>,
     pub(crate) role: Option<String>,
+    /// The plan or task it is handed off for.
+    pub(crate) task: Option<String>,
     /// The lineage as JSON, when there is one.
     pub(crate) based_on_json: Option<String>,
     /// The evidence as JSON (`evidence::to_json`), when there is some.
@@ -117,9 +120,9 @@ impl RowWrite {
                 "INSERT INTO capsules (id, workspace_raw, workspace_norm, name_raw, name_norm,
                    title, capsule_text, capsule_chars, tokens_estimate, tags_json, source, run_id,
                    phase, role, created_at, updated_at, deleted_at, seq, based_on_json,
-                   versions_json)
+                   versions_json, task)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                   ?17, ?18, ?19, ?20)"
+                   ?17, ?18, ?19, ?20, ?21)"
             }
             RowWrite::Overwrite => {
                 "UPDATE capsules SET workspace_raw = ?2, workspace_norm = ?3, name_raw = ?4,
@@ -127,7 +130,8 @@ impl RowWrite {
                    tokens_estimate = ?9, tags_json = ?10, source = ?11, run_id = ?12,
                    phase = ?13, role = ?14, created_at = ?15, updated_at = ?16,
                    deleted_at = ?17, seq = ?18, based_on_json = ?19,
-                   versions_json = coalesce(?20, versions_json), revision = revision + 1
+                   versions_json = coalesce(?20, versions_json), task = ?21,
+                   revision = revision + 1
                  WHERE id = ?1"
             }
         }
@@ -169,7 +173,8 @@ pub(crate) fn write_row(
         times.deleted_at,
         seq,
         c.based_on_json,
-        versions
+        versions,
+        c.task
     ])?;
     // A new row has no evidence to remove: only write some if it comes with it.
     if c.evidence_json.is_some() || matches!(how, RowWrite::Overwrite) {
@@ -247,6 +252,7 @@ impl Capsules {
             run_id: run_id_value(req.run_id.as_deref())?,
             phase: bounds::handle("phase", req.phase.as_deref())?,
             role: bounds::handle("role", req.role.as_deref())?,
+            task: handoff::task_value(req.task.as_deref())?,
             based_on_json: based_on_json(req.based_on.as_deref())?,
             evidence_json: evidence::to_json(req.evidence.as_deref())?,
             workspace,
@@ -373,6 +379,13 @@ impl Capsules {
         if let Some(refs) = &req.based_on {
             sets.push(("based_on_json", opt(based_on_json(Some(refs))?)));
         }
+        let task = match &req.task {
+            Some(t) => Some(handoff::task_value(Some(t))?),
+            None => None,
+        };
+        if let Some(t) = &task {
+            sets.push(("task", opt(t.clone())));
+        }
         let evidence = match &req.evidence {
             Some(items) => Some(evidence::to_json(Some(items))?),
             None => None,
@@ -380,7 +393,7 @@ impl Capsules {
         if sets.is_empty() && evidence.is_none() {
             return Err(Error::invalid(
                 "no fields to update: give at least one of capsule_text, title, tags, source, \
-                 run_id, phase, role, based_on, evidence",
+                 run_id, phase, role, task, based_on, evidence",
             ));
         }
         let guard = Guard {
@@ -422,6 +435,15 @@ impl Capsules {
                 conn.execute(&sql, rusqlite::params_from_iter(params.iter()))?;
                 if let Some(json) = &evidence {
                     evidence::write(conn, &id, json.as_deref())?;
+                }
+                if let Some(Some(task)) = &task {
+                    let (ws, name, revision): (String, Option<String>, i64) = conn
+                        .prepare_cached(
+                            "SELECT workspace_norm, name_raw, revision FROM capsules WHERE id = ?1",
+                        )?
+                        .query_row([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                    handoff::check(conn, &ws, task)?;
+                    handoff::record(conn, &ws, task, &id, name.as_deref(), revision)?;
                 }
                 conn.changed(&SEARCH_SOURCE);
                 handle_of(conn, &id)
@@ -493,6 +515,9 @@ impl Capsules {
             req.phase.as_deref(),
             req.role.as_deref(),
         )?;
+        if let Some(task) = handoff::task_value(req.task.as_deref())? {
+            f.add("task = ?", task);
+        }
         self.page(f, limit, offset).await
     }
 
@@ -765,6 +790,9 @@ fn handle_of(conn: &Connection, id: &str) -> Result<CapsuleHandle> {
 }
 
 fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Result<CapsuleHandle> {
+    if let Some(task) = &c.task {
+        handoff::check(conn, &c.workspace.norm, task)?;
+    }
     let t = now();
     let seq = conn.next_seq();
     let name_raw = c.name.as_ref().map(|(r, _)| r.as_str());
@@ -816,6 +844,9 @@ fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Resu
             None => (insert(conn)?, 1),
         },
     };
+    if let Some(task) = &c.task {
+        handoff::record(conn, &c.workspace.norm, task, &id, name_raw, revision)?;
+    }
     conn.changed(&SEARCH_SOURCE);
     Ok(CapsuleHandle {
         fetch_key: query::fetch_key(&id, &c.workspace.raw, name_raw),

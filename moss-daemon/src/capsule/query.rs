@@ -11,12 +11,12 @@ use crate::sql_filter::Filter;
 /// Columns of a summary, in the order [`capsule_from_row`] reads them.
 pub const SUMMARY_COLS: &str = "id, workspace_raw, workspace_norm, name_raw, name_norm, title, \
      capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role, created_at, \
-     updated_at, deleted_at, revision, based_on_json";
+     updated_at, deleted_at, revision, based_on_json, task";
 
 /// Summary columns plus `capsule_text`.
 pub const FULL_COLS: &str = "id, workspace_raw, workspace_norm, name_raw, name_norm, title, \
      capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role, created_at, \
-     updated_at, deleted_at, revision, based_on_json, capsule_text";
+     updated_at, deleted_at, revision, based_on_json, task, capsule_text";
 
 pub fn cols(include_text: bool) -> &'static str {
     if include_text {
@@ -34,8 +34,8 @@ pub fn capsule_from_row(row: &Row<'_>) -> rusqlite::Result<Capsule> {
     let tags_json: Option<String> = row.get(8)?;
     let tags = tags_json.and_then(|j| serde_json::from_str::<Vec<String>>(&j).ok());
     let based_on: Option<String> = row.get(17)?;
-    let capsule_text = if row.as_ref().column_count() > 18 {
-        Some(row.get(18)?)
+    let capsule_text = if row.as_ref().column_count() > 19 {
+        Some(row.get(19)?)
     } else {
         None
     };
@@ -51,6 +51,7 @@ pub fn capsule_from_row(row: &Row<'_>) -> rusqlite::Result<Capsule> {
         run_id: row.get(10)?,
         phase: row.get(11)?,
         role: row.get(12)?,
+        task: row.get(18)?,
         created_at: row.get(13)?,
         updated_at: row.get(14)?,
         deleted_at: row.get(15)?,

@@ -120,3 +120,14 @@ pub fn memory_item(
         },
     }
 }
+
+/// How many memories of workspace `ws` carry `context` (a task id, a path) among their
+/// contexts, case-insensitively.
+pub fn count_with_context(conn: &Connection, ws: &str, context: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COUNT(DISTINCT rid) FROM memory_contexts
+             WHERE workspace = ?1 AND lower(context) = lower(?2)",
+        )?
+        .query_row(rusqlite::params![ws, context], |r| r.get(0))?)
+}

@@ -161,6 +161,7 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
                 "done": radar.steps.done,
             },
             "reasoning_ref": radar.reasoning_ref,
+            "memories": radar.memories,
         }));
         let notes = app
             .reasoning

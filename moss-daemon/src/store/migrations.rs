@@ -501,6 +501,7 @@ pub const MIGRATIONS: &[&str] = &[
     // capsule's workspace), so the task's handoffs are one index range.
     r#"
     ALTER TABLE capsules ADD COLUMN task TEXT;
+    ALTER TABLE capsule_purged ADD COLUMN task TEXT;
     CREATE INDEX idx_capsules_task ON capsules(workspace_norm, task, updated_at DESC, seq DESC)
       WHERE task IS NOT NULL AND deleted_at IS NULL;
     "#,

@@ -270,7 +270,11 @@ impl Tasks {
                 _ => item.description.clone().or(item.contract.clone()),
             }
             .unwrap_or_default();
+            let handoffs = crate::capsule::interface::task_handoffs(conn, &ws, &item.id, 5)?;
+            let memories = crate::memory::interface::count_with_context(conn, &ws, &item.id)?;
             Ok(TasksRadarResponse {
+                handoffs,
+                memories,
                 workspace: ws,
                 focus,
                 reasoning_ref: refs::reasoning_ref(&item.kind, &item.id),

@@ -242,6 +242,73 @@ async def test_store_then_fetch_by_workspace_and_name() -> None:
 
 
 @pytest.mark.anyio
+async def test_moss_context_resumes_a_task_from_every_family() -> None:
+    workspace = f"interop-context-{uuid.uuid4().hex[:8]}"
+
+    async def ok(session: ClientSession, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        out = await _call(session, tool, args)
+        assert not out.get("isError", False), (tool, out)
+        return out["structuredContent"]
+
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        async with mcp_session(env("MOSS_TOKEN"), query="?toolsets=all") as (session, _init):
+            await ok(session, "tasks_create", {"workspace": workspace, "title": "Refund flow"})
+            await ok(
+                session,
+                "tasks_create",
+                {"workspace": workspace, "title": "Refunds", "parent": "PLAN-001"},
+            )
+            await ok(
+                session,
+                "capsule_store",
+                {"workspace": workspace, "name": "handoff", "task": "TASK-001",
+                 "capsule_text": VALID_CAPSULE},
+            )
+            await ok(
+                session,
+                "branchmind_notes_commit",
+                {"workspace": workspace, "target": "TASK-001", "content": "Refunds reuse charges"},
+            )
+            await ok(
+                session,
+                "branchmind_think_card",
+                {"workspace": workspace, "target": "TASK-001",
+                 "card": {"id": "d1", "type": "decision", "title": "Queue the refunds"}},
+            )
+            await ok(
+                session,
+                "memory_store",
+                {"workspace": workspace, "content": "User prefers tabs", "context": "TASK-001"},
+            )
+            ctx = await ok(
+                session,
+                "moss_context",
+                {"workspace": workspace, "task": "TASK-001", "max_chars": 6000},
+            )
+            assert ctx["task"] == "TASK-001", ctx
+            assert ctx["handoffs"][0]["title"] == "handoff", ctx
+            assert ctx["notes"][0]["title"] == "Refunds reuse charges", ctx
+            assert ctx["decisions"][0]["title"] == "Queue the refunds", ctx
+            assert "tabs" in ctx["memories"][0]["title"], ctx
+            assert ctx["budget"]["used_chars"] <= 6000, ctx["budget"]
+            for section in ("handoffs", "notes", "decisions", "memories"):
+                for item in ctx[section]:
+                    assert item["open"]["tool"], item
+            trace = await ok(
+                session,
+                "branchmind_show",
+                {"workspace": workspace, "target": "TASK-001", "doc_kind": "trace"},
+            )
+            kinds = [e.get("event_type") for e in trace["entries"]]
+            assert "capsule_handoff" in kinds, kinds
+            radar = await ok(session, "tasks_radar", {"workspace": workspace, "task": "TASK-001"})
+            assert radar["handoffs"][0]["name"] == "handoff", radar
+            found = await ok(session, "moss_search", {"query": "tab", "workspace": workspace})
+            assert [h["family"] for h in found["items"]] == ["memory"], found
+            assert all(0 < h["score"] <= 1 for h in found["items"]), found
+
+
+@pytest.mark.anyio
 async def test_search_then_compose_what_it_found() -> None:
     workspace = f"/tmp/interop-python-{uuid.uuid4().hex[:8]}"
     term = f"zephyr{uuid.uuid4().hex[:8]}"

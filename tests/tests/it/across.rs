@@ -27,7 +27,7 @@ async fn seed(d: &TestDaemon, ws: &str) {
             "POST",
             "/capsules",
             Some(json!({"workspace": ws, "name": "handoff",
-            "run_id": "TASK-001", "capsule_text": capsule_text("quokkacapsule handoff")})),
+            "task": "TASK-001", "capsule_text": capsule_text("quokkacapsule handoff")})),
         )
         .await;
     assert_eq!(s, 200, "{v}");
@@ -316,4 +316,132 @@ async fn workspaces_list_every_family_s_counts() {
         times.windows(2).all(|p| p[0] >= p[1]),
         "most recent first: {v}"
     );
+}
+
+#[tokio::test]
+async fn a_capsule_handed_off_for_a_task_shows_in_its_trace_radar_and_list() {
+    let d = TestDaemon::start().await;
+    seed(&d, "shop").await;
+    // The link comes back on fetch and list, and list filters by it.
+    let (_, c) = d
+        .call("GET", "/capsules/by-name?workspace=shop&name=handoff", None)
+        .await;
+    assert_eq!(c["task"], "TASK-001", "{c}");
+    let (_, other) = d
+        .call(
+            "POST",
+            "/capsules",
+            Some(json!({"workspace": "shop", "name": "unrelated",
+            "capsule_text": capsule_text("nothing to do with it")})),
+        )
+        .await;
+    assert!(other["id"].is_string(), "{other}");
+    let (_, page) = d
+        .call("GET", "/capsules?workspace=shop&task=task-001", None)
+        .await;
+    let names: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["handoff"], "{page}");
+    // The handoff is an event of the task's trace.
+    let trace = ok(
+        &d,
+        "/reasoning/show",
+        json!({"workspace": "shop", "target": "TASK-001",
+        "doc_kind": "trace"}),
+    )
+    .await;
+    let handoffs: Vec<&Value> = trace["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event_type"] == "capsule_handoff")
+        .collect();
+    assert_eq!(handoffs.len(), 1, "{trace}");
+    assert_eq!(handoffs[0]["payload"]["name"], "handoff");
+    // The radar lists it and counts the memories on the task's id.
+    let radar = ok(
+        &d,
+        "/tasks/radar",
+        json!({"workspace": "shop", "task": "TASK-001"}),
+    )
+    .await;
+    assert_eq!(radar["handoffs"][0]["name"], "handoff", "{radar}");
+    assert_eq!(radar["handoffs"][0]["revision"], 1);
+    assert_eq!(radar["memories"], 1, "{radar}");
+    // An update that sets the task again is another handoff; a clone keeps the link.
+    let (s, v) = d
+        .call(
+            "PUT",
+            "/capsules/by-name?workspace=shop&name=unrelated",
+            Some(json!({"task": "TASK-001"})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let radar = ok(
+        &d,
+        "/tasks/radar",
+        json!({"workspace": "shop", "task": "TASK-001"}),
+    )
+    .await;
+    assert_eq!(
+        radar["handoffs"][0]["name"], "unrelated",
+        "newest first: {radar}"
+    );
+    let (s, v) = d
+        .call(
+            "POST",
+            "/capsules/clone",
+            Some(json!({"source": {"workspace": "shop",
+            "name": "handoff"}, "target": {"name": "handoff-copy"}})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let (_, copy) = d
+        .call(
+            "GET",
+            "/capsules/by-name?workspace=shop&name=handoff-copy",
+            None,
+        )
+        .await;
+    assert_eq!(copy["task"], "TASK-001", "{copy}");
+    // A task that is not the workspace's is refused, naming the call that lists them.
+    let (s, v) = d
+        .call(
+            "POST",
+            "/capsules",
+            Some(json!({"workspace": "shop", "name": "lost",
+            "task": "TASK-099", "capsule_text": capsule_text("lost")})),
+        )
+        .await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (404, Some("NOT_FOUND")),
+        "{v}"
+    );
+    assert_eq!(
+        v["error"]["details"]["suggested_call"]["tool"], "tasks_context",
+        "{v}"
+    );
+    assert_eq!(v["error"]["details"]["field"], "task", "{v}");
+    // Over MCP, the same store with the link.
+    let mut mcp = d.mcp().await;
+    let stored = mcp
+        .call_tool(
+            "capsule_store",
+            json!({"workspace": "shop", "name": "over-mcp",
+            "task": "TASK-001", "capsule_text": capsule_text("over mcp")}),
+        )
+        .await;
+    assert!(stored.to_string().contains("fetch_key"), "{stored}");
+    let c = ok(
+        &d,
+        "/context",
+        json!({"workspace": "shop", "task": "TASK-001"}),
+    )
+    .await;
+    assert_eq!(c["handoffs"][0]["title"], "over-mcp", "{c}");
 }
