@@ -13,7 +13,7 @@ pub struct FindArgs {
     /// What to find: words ("refund flow"), "exact phrases", prefix*, AND/OR/NOT.
     pub query: String,
     /// Only this workspace (default: every workspace).
-    #[arg(short, long, env = "MOSS_WORKSPACE")]
+    #[arg(short, long)]
     pub workspace: Option<String>,
     /// Only these families: capsule, reasoning, tasks, memory (comma-separated).
     #[arg(long, value_name = "LIST")]
@@ -35,8 +35,8 @@ pub struct FindArgs {
 /// Arguments of `moss context`.
 #[derive(Debug, Args)]
 pub struct ContextArgs {
-    /// Workspace.
-    #[arg(short, long, env = "MOSS_WORKSPACE")]
+    /// Workspace (else MOSS_WORKSPACE, the project's .moss/config.json).
+    #[arg(short, long)]
     pub workspace: Option<String>,
     /// A plan or task (PLAN-001, TASK-001); default the workspace's focus.
     #[arg(long)]
@@ -61,7 +61,7 @@ pub async fn workspaces(client: &Client, format: Format) -> anyhow::Result<()> {
 pub async fn find(client: &Client, args: FindArgs, format: Format) -> anyhow::Result<()> {
     let req = SearchRequest {
         query: args.query,
-        workspace: args.workspace,
+        workspace: crate::workspace::filter(args.workspace)?,
         families: args.families.map(FamilyList::One),
         limit: args.limit,
         cursor: args.cursor,
@@ -73,9 +73,7 @@ pub async fn find(client: &Client, args: FindArgs, format: Format) -> anyhow::Re
 
 /// `moss context`.
 pub async fn context(client: &Client, args: ContextArgs, format: Format) -> anyhow::Result<()> {
-    let Some(workspace) = args.workspace else {
-        anyhow::bail!("a workspace is required: -w NAME (or MOSS_WORKSPACE)");
-    };
+    let workspace = crate::workspace::required(args.workspace)?;
     let req = ContextRequest {
         workspace,
         task: args.task,

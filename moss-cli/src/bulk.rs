@@ -11,7 +11,7 @@ use crate::output::{Format, print};
 #[derive(Debug, Args)]
 pub struct BulkFilter {
     /// Only this workspace.
-    #[arg(long)]
+    #[arg(short, long)]
     workspace: Option<String>,
     /// Only capsules carrying this tag.
     #[arg(long)]
@@ -25,7 +25,7 @@ pub struct BulkFilter {
 
 pub async fn bulk_delete(f: BulkFilter, client: &Client, format: Format) -> anyhow::Result<()> {
     let req = BulkDeleteRequest {
-        workspace: f.workspace,
+        workspace: crate::workspace::filter(f.workspace)?,
         tag: f.tag,
         name_prefix: f.name_prefix,
         run_id: f.orchestration.runs(),
@@ -64,7 +64,7 @@ pub async fn bulk_update(a: BulkUpdateArgs, client: &Client, format: Format) -> 
         (!a.set_tags.is_empty()).then_some(a.set_tags)
     };
     let req = BulkUpdateRequest {
-        workspace: f.workspace,
+        workspace: crate::workspace::filter(f.workspace)?,
         tag: f.tag,
         name_prefix: f.name_prefix,
         run_id: f.orchestration.runs(),
@@ -81,7 +81,7 @@ pub async fn bulk_update(a: BulkUpdateArgs, client: &Client, format: Format) -> 
 #[derive(Debug, Args)]
 pub struct PurgeArgs {
     /// Only this workspace.
-    #[arg(long)]
+    #[arg(short, long)]
     workspace: Option<String>,
     /// Only capsules soft-deleted at least this many days ago.
     #[arg(long)]
@@ -96,7 +96,7 @@ pub struct PurgeArgs {
 
 pub async fn purge(a: PurgeArgs, client: &Client, format: Format) -> anyhow::Result<()> {
     let req = PurgeRequest {
-        workspace: a.workspace,
+        workspace: crate::workspace::filter(a.workspace)?,
         older_than_days: a.older_than_days,
         run_id: a.run_id.as_deref().map(RunIds::from),
         confirm: a.confirm.then_some(true),

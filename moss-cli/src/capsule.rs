@@ -17,7 +17,7 @@ pub enum CapsuleCommand {
     ///
     /// Examples:
     ///   moss store --name auth < capsule.md
-    ///   moss store --name auth --workspace myproject --title "Auth context" < capsule.md
+    ///   moss store --name auth -w myproject --title "Auth context" < capsule.md
     ///   cat capsule.md | moss store --name auth --mode replace --tags auth,jwt
     ///   moss store --name auth --evidence transcript=run-7#12 --evidence-file ev.json < c.md
     #[command(verbatim_doc_comment)]
@@ -29,7 +29,7 @@ pub enum CapsuleCommand {
     /// picks the editor (default vi).
     ///
     /// Examples:
-    ///   moss new --name auth --workspace myproject
+    ///   moss new --name auth -w myproject
     ///   EDITOR="code --wait" moss new --name handoff --run-id pr-42 --role reviewer
     #[command(verbatim_doc_comment)]
     New(crate::new::NewArgs),
@@ -37,7 +37,7 @@ pub enum CapsuleCommand {
     ///
     /// Examples:
     ///   moss fetch 01JABCDEF0123456789ABCDEFG
-    ///   moss fetch --workspace myproject --name auth
+    ///   moss fetch -w myproject --name auth
     ///   moss fetch --name auth --no-text        # summary only
     ///   moss fetch --name auth --expand-evidence
     #[command(verbatim_doc_comment)]
@@ -45,7 +45,7 @@ pub enum CapsuleCommand {
     /// Fetch up to 50 capsules at once; missing ones are listed under "errors".
     ///
     /// Examples:
-    ///   moss fetch-many --workspace phinn --name pr-123-base --name pr-123-design
+    ///   moss fetch-many -w phinn --name pr-123-base --name pr-123-design
     ///   moss fetch-many --id 01JABCDEF0123456789ABCDEFG --name auth --no-text
     #[command(verbatim_doc_comment)]
     FetchMany(FetchManyArgs),
@@ -53,7 +53,7 @@ pub enum CapsuleCommand {
     ///
     /// Examples:
     ///   moss update 01JABCDEF0123456789ABCDEFG --title "New title"
-    ///   moss update --workspace myproject --name auth < updated.md
+    ///   moss update -w myproject --name auth < updated.md
     ///   moss update --name auth --phase review --if-updated-at 1737260500
     ///   moss update --name auth --clear-evidence
     #[command(verbatim_doc_comment)]
@@ -62,20 +62,20 @@ pub enum CapsuleCommand {
     ///
     /// Examples:
     ///   moss delete 01JABCDEF0123456789ABCDEFG
-    ///   moss delete --workspace myproject --name auth
+    ///   moss delete -w myproject --name auth
     #[command(verbatim_doc_comment)]
     Delete(AddressArgs),
     /// The most recently updated capsule of a workspace (summary unless --include-text).
     ///
     /// Examples:
-    ///   moss latest --workspace myproject
+    ///   moss latest -w myproject
     ///   moss latest --include-text --run-id pr-42 --phase design
     #[command(verbatim_doc_comment)]
     Latest(LatestArgs),
     /// List capsule summaries of one workspace, newest first.
     ///
     /// Examples:
-    ///   moss list --workspace myproject --limit 50
+    ///   moss list -w myproject --limit 50
     ///   moss list --run-id pr-42 --format table
     #[command(verbatim_doc_comment)]
     List(ListArgs),
@@ -90,7 +90,7 @@ pub enum CapsuleCommand {
     ///
     /// Examples:
     ///   moss search redis
-    ///   moss search '"user authentication" OR oauth' --workspace myproject
+    ///   moss search '"user authentication" OR oauth' -w myproject
     ///   moss search 'auth*' --run-id pr-42 --format table
     #[command(verbatim_doc_comment)]
     Search(crate::search::SearchArgs),
@@ -98,7 +98,7 @@ pub enum CapsuleCommand {
     ///
     /// Examples:
     ///   moss compose --name design --name review
-    ///   moss compose --workspace pr-42 --name sec --name perf --sections Decisions,"Open questions"
+    ///   moss compose -w pr-42 --name sec --name perf --sections Decisions,"Open questions"
     ///   moss compose --name a --name b --store-as a-and-b --replace
     #[command(verbatim_doc_comment)]
     Compose(crate::compose::ComposeArgs),
@@ -115,7 +115,7 @@ pub enum CapsuleCommand {
     /// Soft-delete every active capsule matching all the given filters (at least one).
     ///
     /// Examples:
-    ///   moss bulk-delete --workspace scratch
+    ///   moss bulk-delete -w scratch
     ///   moss bulk-delete --run-id pr-42 --phase draft
     #[command(verbatim_doc_comment)]
     BulkDelete(crate::bulk::BulkFilter),
@@ -123,7 +123,7 @@ pub enum CapsuleCommand {
     ///
     /// Examples:
     ///   moss bulk-update --run-id pr-42 --set-phase archived
-    ///   moss bulk-update --workspace old --tag wip --set-tags done,reviewed
+    ///   moss bulk-update -w old --tag wip --set-tags done,reviewed
     ///   moss bulk-update --name-prefix tmp- --set-role "" --clear-tags
     #[command(verbatim_doc_comment)]
     BulkUpdate(crate::bulk::BulkUpdateArgs),
@@ -134,7 +134,7 @@ pub enum CapsuleCommand {
     ///
     /// Examples:
     ///   moss purge
-    ///   moss purge --workspace scratch --older-than-days 7
+    ///   moss purge -w scratch --older-than-days 7
     ///   moss purge --run-id pr-review-42 --confirm
     #[command(verbatim_doc_comment)]
     Purge(crate::bulk::PurgeArgs),
@@ -146,7 +146,7 @@ pub enum CapsuleCommand {
     ///
     /// Examples:
     ///   moss watch --run-id pr-42 --timeout-ms 60000
-    ///   moss watch --workspace myproject --phase review --since 1234
+    ///   moss watch -w myproject --phase review --since 1234
     ///   moss watch --run-id pr-42 --follow
     #[command(verbatim_doc_comment)]
     Watch(crate::swarm::WatchArgs),
@@ -154,27 +154,27 @@ pub enum CapsuleCommand {
     ///
     /// Examples:
     ///   moss restore 01JABCDEF0123456789ABCDEFG
-    ///   moss restore --workspace myproject --name auth --mode rename
+    ///   moss restore -w myproject --name auth --mode rename
     #[command(verbatim_doc_comment)]
     Restore(crate::history::RestoreArgs),
     /// What a capsule was based on, and what was based on it (its lineage, both ways).
     ///
     /// Examples:
-    ///   moss lineage --workspace myproject --name implementation-plan
+    ///   moss lineage -w myproject --name implementation-plan
     ///   moss lineage 01JABCDEF0123456789ABCDEFG --depth 5
     #[command(verbatim_doc_comment)]
     Lineage(crate::history::LineageArgs),
     /// The earlier revisions kept of a capsule, newest first (read one with fetch --version).
     ///
     /// Examples:
-    ///   moss versions --workspace myproject --name auth
-    ///   moss fetch --workspace myproject --name auth --at-version -1
+    ///   moss versions -w myproject --name auth
+    ///   moss fetch -w myproject --name auth --at-version -1
     #[command(verbatim_doc_comment)]
     Versions(crate::history::VersionsArgs),
     /// Compare two capsules, or two versions of one, section by section.
     ///
     /// Examples:
-    ///   moss diff --name plan-v1 --to-name plan-v2 --workspace myproject
+    ///   moss diff --name plan-v1 --to-name plan-v2 -w myproject
     ///   moss diff --name auth --at-version -1 --to-name auth --lines   # the last change
     #[command(verbatim_doc_comment)]
     Diff(crate::history::DiffArgs),
@@ -182,14 +182,14 @@ pub enum CapsuleCommand {
     ///
     /// Examples:
     ///   moss clone --from-name oauth-research-v1 --name oauth-research-v2 --run-id pr-200
-    ///   moss clone 01JABCDEF0123456789ABCDEFG --workspace other --name copy --phase research
+    ///   moss clone 01JABCDEF0123456789ABCDEFG -w other --name copy --phase research
     #[command(verbatim_doc_comment)]
     Clone(crate::history::CloneArgs),
     /// Counts, sizes, phases and roles of capsules, without reading their texts.
     ///
     /// Examples:
     ///   moss stats
-    ///   moss stats --workspace myproject --run-id pr-41,pr-42
+    ///   moss stats -w myproject --run-id pr-41,pr-42
     #[command(verbatim_doc_comment)]
     Stats(crate::swarm::StatsArgs),
     /// Back up capsules to a JSONL file (mode 0600; replaced atomically, never left partial).
@@ -201,7 +201,7 @@ pub enum CapsuleCommand {
     ///
     /// Examples:
     ///   moss export                                  # ~/.moss/exports/all-TIMESTAMP.jsonl
-    ///   moss export --workspace myproject --path myproject.jsonl
+    ///   moss export -w myproject --path myproject.jsonl
     ///   moss export --include-deleted --path /srv/backups/moss.jsonl   # in allowed_paths
     #[command(verbatim_doc_comment)]
     Export(crate::transfer::ExportArgs),
@@ -225,8 +225,8 @@ pub struct StoreArgs {
     #[arg(long)]
     name: Option<String>,
     /// Workspace.
-    #[arg(long, default_value = "default")]
-    workspace: String,
+    #[arg(short, long)]
+    workspace: Option<String>,
     /// Title (default: the name).
     #[arg(long)]
     title: Option<String>,
@@ -289,8 +289,8 @@ pub struct FetchManyArgs {
     #[arg(long = "name")]
     names: Vec<String>,
     /// Workspace of the --name refs.
-    #[arg(long, default_value = "default")]
-    workspace: String,
+    #[arg(short, long)]
+    workspace: Option<String>,
     /// Soft-deleted capsules are eligible.
     #[arg(long)]
     include_deleted: bool,
@@ -347,8 +347,8 @@ pub struct UpdateArgs {
 #[derive(Debug, Args)]
 pub struct LatestArgs {
     /// Workspace.
-    #[arg(long, default_value = "default")]
-    workspace: String,
+    #[arg(short, long)]
+    workspace: Option<String>,
     /// Include capsule_text.
     #[arg(long)]
     include_text: bool,
@@ -362,8 +362,8 @@ pub struct LatestArgs {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Workspace.
-    #[arg(long, default_value = "default")]
-    workspace: String,
+    #[arg(short, long)]
+    workspace: Option<String>,
     /// Page size (default 20, max 100).
     #[arg(long)]
     limit: Option<i64>,
@@ -383,7 +383,7 @@ pub struct ListArgs {
 #[derive(Debug, Args)]
 pub struct InventoryArgs {
     /// Only this workspace.
-    #[arg(long)]
+    #[arg(short, long)]
     workspace: Option<String>,
     /// Only capsules with this tag.
     #[arg(long)]
@@ -453,10 +453,11 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                     "no capsule text on stdin; pipe it in, e.g. `moss store --name auth < capsule.md`"
                 );
             };
-            let based_on = refs(&a.workspace, a.based_on, a.based_on_id);
+            let workspace = crate::workspace::or_default(a.workspace, "default")?;
+            let based_on = refs(&workspace, a.based_on, a.based_on_id);
             let req = StoreRequest {
                 capsule_text: text,
-                workspace: Some(a.workspace),
+                workspace: Some(workspace),
                 name: a.name,
                 title: a.title,
                 tags: (!a.tags.is_empty()).then_some(a.tags),
@@ -478,7 +479,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
         }
         CapsuleCommand::New(a) => crate::new::run(a, client, format).await,
         CapsuleCommand::Fetch(a) => {
-            let (id, workspace, name) = a.address.parts();
+            let (id, workspace, name) = a.address.parts()?;
             let req = FetchRequest {
                 id,
                 workspace,
@@ -492,11 +493,14 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
         }
         CapsuleCommand::FetchMany(a) => {
             let mut items: Vec<CapsuleRef> = a.ids.into_iter().map(CapsuleRef::by_id).collect();
-            items.extend(
-                a.names
-                    .into_iter()
-                    .map(|n| CapsuleRef::by_name(a.workspace.clone(), n)),
-            );
+            if !a.names.is_empty() {
+                let workspace = crate::workspace::or_default(a.workspace, "default")?;
+                items.extend(
+                    a.names
+                        .into_iter()
+                        .map(|n| CapsuleRef::by_name(workspace.clone(), n)),
+                );
+            }
             if items.is_empty() {
                 bail!("give at least one --id or --name");
             }
@@ -508,7 +512,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
             print(&client.capsules().fetch_many(&req).await?, format)
         }
         CapsuleCommand::Update(a) => {
-            let (id, workspace, name) = a.address.parts();
+            let (id, workspace, name) = a.address.parts()?;
             let based_on = refs(
                 workspace.as_deref().unwrap_or("default"),
                 a.based_on,
@@ -539,7 +543,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
             print(&client.capsules().update(&req).await?, format)
         }
         CapsuleCommand::Delete(a) => {
-            let (id, workspace, name) = a.parts();
+            let (id, workspace, name) = a.parts()?;
             print(
                 &client
                     .capsules()
@@ -554,7 +558,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
         }
         CapsuleCommand::Latest(a) => {
             let req = LatestRequest {
-                workspace: Some(a.workspace),
+                workspace: Some(crate::workspace::or_default(a.workspace, "default")?),
                 include_text: flag(a.include_text),
                 include_deleted: flag(a.include_deleted),
                 run_id: a.orchestration.runs(),
@@ -565,7 +569,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
         }
         CapsuleCommand::List(a) => {
             let req = ListRequest {
-                workspace: Some(a.workspace),
+                workspace: Some(crate::workspace::or_default(a.workspace, "default")?),
                 limit: a.limit,
                 offset: a.offset,
                 include_deleted: flag(a.include_deleted),
@@ -578,7 +582,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
         }
         CapsuleCommand::Inventory(a) => {
             let req = InventoryRequest {
-                workspace: a.workspace,
+                workspace: crate::workspace::filter(a.workspace)?,
                 tag: a.tag,
                 name_prefix: a.name_prefix,
                 run_id: a.orchestration.runs(),

@@ -1,4 +1,4 @@
-//! What the capsule verbs share: the `<id>` / `--workspace` + `--name` address, the
+//! What the capsule verbs share: the `<id>` / `-w/--workspace` + `--name` address, the
 //! orchestration flags (`--run-id`, `--phase`, `--role`), and reading the capsule text from
 //! stdin. The verbs' modules (`capsule`, `new`, `search`, `compose`, `bulk`, `history`,
 //! `swarm`) import these here rather than from each other.
@@ -13,8 +13,9 @@ use moss_client::capsule::RunIds;
 pub struct AddressArgs {
     /// Capsule id.
     id: Option<String>,
-    /// Workspace of the named capsule (default "default").
-    #[arg(long)]
+    /// Workspace of the named capsule (else MOSS_WORKSPACE, the project's .moss/config.json,
+    /// "default").
+    #[arg(short, long)]
     workspace: Option<String>,
     /// Capsule name.
     #[arg(long)]
@@ -22,8 +23,15 @@ pub struct AddressArgs {
 }
 
 impl AddressArgs {
-    pub fn parts(self) -> (Option<String>, Option<String>, Option<String>) {
-        (self.id, self.workspace, self.name)
+    /// The id, workspace and name; a name's workspace follows the workspace rule
+    /// (`crate::workspace`), an id needs none.
+    pub fn parts(self) -> anyhow::Result<(Option<String>, Option<String>, Option<String>)> {
+        let workspace = if self.name.is_some() {
+            Some(crate::workspace::or_default(self.workspace, "default")?)
+        } else {
+            self.workspace
+        };
+        Ok((self.id, workspace, self.name))
     }
 }
 

@@ -20,9 +20,9 @@ pub struct ComposeArgs {
     /// Capsule names in --workspace, in bundle order.
     #[arg(long = "name", value_name = "NAME")]
     names: Vec<String>,
-    /// Workspace of the --name capsules.
-    #[arg(long, default_value = "default")]
-    workspace: String,
+    /// Workspace of the --name capsules, and of the stored bundle unless --store-workspace.
+    #[arg(short, long)]
+    workspace: Option<String>,
     /// Bundle format.
     #[arg(long, value_parser = ["markdown", "json"], default_value = "markdown")]
     bundle_format: String,
@@ -42,7 +42,7 @@ pub struct ComposeArgs {
     /// Also store the bundle as a capsule with this name.
     #[arg(long, value_name = "NAME")]
     store_as: Option<String>,
-    /// Workspace of the stored bundle (default "default").
+    /// Workspace of the stored bundle (default: the --name capsules').
     #[arg(long, requires = "store_as")]
     store_workspace: Option<String>,
     /// Title of the stored bundle.
@@ -59,12 +59,19 @@ pub struct ComposeArgs {
 }
 
 pub async fn compose(a: ComposeArgs, client: &Client, format: Format) -> anyhow::Result<()> {
+    let workspace = if a.names.is_empty() && a.store_as.is_none() {
+        None
+    } else {
+        Some(crate::workspace::or_default(a.workspace, "default")?)
+    };
     let mut items: Vec<ComposeItem> = a.ids.into_iter().map(ComposeItem::by_id).collect();
-    items.extend(
-        a.names
-            .into_iter()
-            .map(|n| ComposeItem::by_name(a.workspace.clone(), n)),
-    );
+    if let Some(ws) = &workspace {
+        items.extend(
+            a.names
+                .into_iter()
+                .map(|n| ComposeItem::by_name(ws.clone(), n)),
+        );
+    }
     if !a.filters.is_empty() {
         let mut filter = ComposeItem::default();
         for kv in &a.filters {
@@ -90,7 +97,7 @@ pub async fn compose(a: ComposeArgs, client: &Client, format: Format) -> anyhow:
     }
     let store_as = a.store_as.map(|name| StoreAs {
         name,
-        workspace: a.store_workspace,
+        workspace: a.store_workspace.or(workspace),
         title: a.store_title,
         mode: a.replace.then_some(StoreMode::Replace),
         allow_thin: flag(a.allow_thin),
@@ -179,7 +186,7 @@ pub async fn append(a: AppendArgs, client: &Client, format: Format) -> anyhow::R
         }
         (None, None, Some(list))
     };
-    let (id, workspace, name) = a.address.parts();
+    let (id, workspace, name) = a.address.parts()?;
     let req = AppendRequest {
         id,
         workspace,

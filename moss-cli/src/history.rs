@@ -21,7 +21,7 @@ pub struct RestoreArgs {
 }
 
 pub async fn restore(a: RestoreArgs, client: &Client, format: Format) -> anyhow::Result<()> {
-    let (id, workspace, name) = a.address.parts();
+    let (id, workspace, name) = a.address.parts()?;
     let req = RestoreRequest {
         id,
         workspace,
@@ -45,7 +45,7 @@ pub struct LineageArgs {
 }
 
 pub async fn lineage(a: LineageArgs, client: &Client, format: Format) -> anyhow::Result<()> {
-    let (id, workspace, name) = a.address.parts();
+    let (id, workspace, name) = a.address.parts()?;
     let req = LineageRequest {
         id,
         workspace,
@@ -62,11 +62,12 @@ pub struct CloneArgs {
     /// The source capsule's name, in --from-workspace.
     #[arg(long, conflicts_with = "id")]
     from_name: Option<String>,
-    /// Workspace of --from-name (default "default").
+    /// Workspace of --from-name (else MOSS_WORKSPACE, the project's .moss/config.json,
+    /// "default").
     #[arg(long)]
     from_workspace: Option<String>,
     /// Workspace of the copy (default: the source's).
-    #[arg(long)]
+    #[arg(short, long)]
     workspace: Option<String>,
     /// Name of the copy.
     #[arg(long)]
@@ -96,7 +97,7 @@ pub async fn clone(a: CloneArgs, client: &Client, format: Format) -> anyhow::Res
         (Some(id), _) => CapsuleRef::by_id(id),
         (None, Some(name)) => CapsuleRef {
             id: None,
-            workspace: a.from_workspace,
+            workspace: Some(crate::workspace::or_default(a.from_workspace, "default")?),
             name: Some(name),
         },
         (None, None) => anyhow::bail!("give the source capsule: its id, or --from-name"),
@@ -131,7 +132,7 @@ pub struct VersionsArgs {
 }
 
 pub async fn versions(a: VersionsArgs, client: &Client, format: Format) -> anyhow::Result<()> {
-    let (id, workspace, name) = a.address.parts();
+    let (id, workspace, name) = a.address.parts()?;
     let req = VersionsRequest {
         id,
         workspace,
@@ -148,8 +149,9 @@ pub struct DiffArgs {
     /// Side a: capsule name in --workspace.
     #[arg(long, conflicts_with = "id")]
     name: Option<String>,
-    /// Workspace of the names (default "default").
-    #[arg(long)]
+    /// Workspace of the names (else MOSS_WORKSPACE, the project's .moss/config.json,
+    /// "default").
+    #[arg(short, long)]
     workspace: Option<String>,
     /// Side a at an earlier revision (-1 the previous one).
     #[arg(long, visible_alias = "version", allow_hyphen_values = true)]
@@ -169,9 +171,17 @@ pub struct DiffArgs {
 }
 
 pub async fn diff(a: DiffArgs, client: &Client, format: Format) -> anyhow::Result<()> {
+    let workspace = if a.name.is_some() || a.to_name.is_some() {
+        Some(crate::workspace::or_default(
+            a.workspace.clone(),
+            "default",
+        )?)
+    } else {
+        None
+    };
     let side = |id: Option<String>, name: Option<String>, version| DiffRef {
         name: name.clone(),
-        workspace: name.and(a.workspace.clone()),
+        workspace: name.and(workspace.clone()),
         id,
         version,
     };

@@ -18,6 +18,8 @@
 //!   commands that start, stop or install the daemon share these instead of each other.
 //! - `lifecycle` (`moss daemon …`), `service` (`moss service …`), `bridge` (`moss mcp`, the
 //!   stdio bridge) and `mcp_config` (`moss mcp config …`).
+//! - `workspace`: which workspace a command acts on (-w, MOSS_WORKSPACE, the project's
+//!   `.moss/config.json`, the family's default), the same rule for every group.
 
 mod across;
 mod autostart;
@@ -44,6 +46,7 @@ mod service;
 mod stop;
 mod swarm;
 mod transfer;
+mod workspace;
 
 use std::process::ExitCode;
 
@@ -59,10 +62,14 @@ use output::Format;
 /// When no daemon answers at --addr, the first command starts one in the background
 /// (log: $MOSS_HOME/mossd.log) and goes on; MOSS_NO_AUTOSTART=1 turns that off.
 ///
+/// Workspace: -w NAME, else $MOSS_WORKSPACE, else the `workspace` key of the nearest
+/// `.moss/config.json` above the working directory, else the family's default ("default"
+/// for capsules and memories; reasoning and tasks require one). -v prints which was used.
+///
 /// Examples:
 ///   moss store --name auth < capsule.md
 ///   moss fetch --name auth
-///   moss list --workspace myproject --format table
+///   moss list -w myproject --format table
 ///   moss daemon status
 #[derive(Debug, Parser)]
 // No `propagate_version`: a subcommand's `--version` is its own (`moss fetch --version -1`, a
@@ -75,6 +82,9 @@ struct Cli {
     /// Output format.
     #[arg(long, global = true, value_enum, default_value_t = Format::Json)]
     format: Format,
+    /// Say on stderr which workspace the command used and where it came from.
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -244,6 +254,7 @@ fn main() -> ExitCode {
         }
     };
     let addr = cli.addr;
+    workspace::set_verbose(cli.verbose);
     let result = runtime.block_on(async {
         match cli.command {
             Command::Capsule(cmd) => {

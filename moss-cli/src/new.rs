@@ -48,8 +48,8 @@ pub struct NewArgs {
     #[arg(long)]
     name: Option<String>,
     /// Workspace.
-    #[arg(long, default_value = "default")]
-    workspace: String,
+    #[arg(short, long)]
+    workspace: Option<String>,
     /// Title (default: the name).
     #[arg(long)]
     title: Option<String>,
@@ -132,6 +132,7 @@ fn with_reason(text: &str, reason: &str) -> String {
 }
 
 pub async fn run(a: NewArgs, client: &Client, format: Format) -> anyhow::Result<()> {
+    let workspace = crate::workspace::or_default(a.workspace.clone(), "default")?;
     let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
     let path = dir.path().join("capsule.md");
     std::fs::write(&path, SKELETON)?;
@@ -159,7 +160,7 @@ pub async fn run(a: NewArgs, client: &Client, format: Format) -> anyhow::Result<
         }
         let req = StoreRequest {
             capsule_text: text.clone(),
-            workspace: Some(a.workspace.clone()),
+            workspace: Some(workspace.clone()),
             name: a.name.clone(),
             title: a.title.clone(),
             tags: (!a.tags.is_empty()).then(|| a.tags.clone()),

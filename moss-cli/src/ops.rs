@@ -22,8 +22,9 @@ use crate::output::{Format, print};
 /// Arguments every reasoning and tasks subcommand takes.
 #[derive(Debug, Args)]
 pub struct OpArgs {
-    /// Workspace (required by reasoning and tasks operations; memories default to "default").
-    #[arg(short, long, env = "MOSS_WORKSPACE")]
+    /// Workspace (else a workspace= field, MOSS_WORKSPACE, the project's .moss/config.json;
+    /// required by reasoning and tasks operations, memories default to "default").
+    #[arg(short, long)]
     workspace: Option<String>,
     /// The request's fields: key=value (string), key:=json (number, bool, array, object),
     /// key=@file (a file's text, @- for stdin). A key given twice makes a list where the
@@ -52,7 +53,7 @@ fn request(args: OpArgs, require_workspace: bool) -> anyhow::Result<Draft> {
             _ => bail!("--json must be a JSON object, e.g. --json '{{\"limit\": 5}}'"),
         },
     };
-    if let Some(ws) = args.workspace {
+    if let Some(ws) = args.workspace.clone() {
         obj.insert("workspace".into(), Value::String(ws));
     }
     let mut stdin_used = false;
@@ -101,8 +102,20 @@ fn request(args: OpArgs, require_workspace: bool) -> anyhow::Result<Draft> {
             repeated.push((key, values));
         }
     }
-    if require_workspace && !obj.contains_key("workspace") {
-        bail!("a workspace is required: -w NAME (or MOSS_WORKSPACE, or workspace=NAME)");
+    match obj.get("workspace") {
+        Some(Value::String(ws)) if args.workspace.as_ref() == Some(ws) => {
+            crate::workspace::or_default(Some(ws.clone()), "default")?;
+        }
+        Some(ws) => crate::workspace::report_request(ws.as_str().unwrap_or(&ws.to_string())),
+        None if require_workspace => {
+            let ws = crate::workspace::required(None)
+                .map_err(|e| anyhow::anyhow!("{e} (or a workspace=NAME field)"))?;
+            obj.insert("workspace".into(), Value::String(ws));
+        }
+        None => {
+            let ws = crate::workspace::or_default(None, "default")?;
+            obj.insert("workspace".into(), Value::String(ws));
+        }
     }
     Ok(Draft {
         body: obj,

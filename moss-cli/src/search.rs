@@ -12,7 +12,7 @@ pub struct SearchArgs {
     /// FTS5 query: words, "phrases", prefix*, AND / OR / NOT (at most 1000 characters).
     query: String,
     /// Only this workspace.
-    #[arg(long)]
+    #[arg(short, long)]
     workspace: Option<String>,
     /// Only capsules carrying this tag.
     #[arg(long)]
@@ -45,7 +45,7 @@ pub struct SearchArgs {
 pub async fn run(a: SearchArgs, client: &Client, format: Format) -> anyhow::Result<()> {
     let req = SearchRequest {
         query: a.query,
-        workspace: a.workspace,
+        workspace: crate::workspace::filter(a.workspace)?,
         tag: a.tag,
         run_id: a.orchestration.runs(),
         phase: a.orchestration.phase,

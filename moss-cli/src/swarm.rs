@@ -11,7 +11,7 @@ use crate::output::{Format, print};
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// Only this workspace.
-    #[arg(long)]
+    #[arg(short, long)]
     workspace: Option<String>,
     /// Only capsules carrying this tag.
     #[arg(long)]
@@ -37,7 +37,7 @@ pub struct WatchArgs {
 
 pub async fn watch(a: WatchArgs, client: &Client, format: Format) -> anyhow::Result<()> {
     let mut req = WatchRequest {
-        workspace: a.workspace,
+        workspace: crate::workspace::filter(a.workspace)?,
         run_id: a.orchestration.runs(),
         phase: a.orchestration.phase,
         role: a.orchestration.role,
@@ -62,7 +62,7 @@ pub async fn watch(a: WatchArgs, client: &Client, format: Format) -> anyhow::Res
 #[derive(Debug, Args)]
 pub struct StatsArgs {
     /// Only this workspace.
-    #[arg(long)]
+    #[arg(short, long)]
     workspace: Option<String>,
     /// Only capsules of this run (several: comma-separated).
     #[arg(long)]
@@ -71,7 +71,7 @@ pub struct StatsArgs {
 
 pub async fn stats(a: StatsArgs, client: &Client, format: Format) -> anyhow::Result<()> {
     let req = StatsRequest {
-        workspace: a.workspace,
+        workspace: crate::workspace::filter(a.workspace)?,
         run_id: a.run_id.as_deref().map(RunIds::from),
     };
     print(&client.capsules().stats(&req).await?, format)

@@ -20,7 +20,7 @@ pub struct ExportArgs {
     #[arg(long)]
     path: Option<String>,
     /// Only this workspace (default: all).
-    #[arg(long)]
+    #[arg(short, long)]
     workspace: Option<String>,
     /// Also export soft-deleted capsules.
     #[arg(long)]
@@ -50,7 +50,7 @@ pub struct ImportArgs {
 pub async fn export(a: ExportArgs, client: &Client, format: Format) -> anyhow::Result<()> {
     let req = ExportRequest {
         path: a.path,
-        workspace: a.workspace,
+        workspace: crate::workspace::filter(a.workspace)?,
         include_deleted: a.include_deleted.then_some(true),
     };
     let id = ulid::Ulid::generate().to_string();

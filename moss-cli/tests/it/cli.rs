@@ -58,6 +58,7 @@ async fn moss_run(
             .env("MOSS_ADDR", addr)
             .env("MOSS_HOME", home)
             .env_remove("MOSS_TOKEN")
+            .env_remove("MOSS_WORKSPACE")
             .envs(env)
             .stdin(if stdin.is_some() {
                 Stdio::piped()
@@ -1855,4 +1856,88 @@ async fn a_handoff_for_a_task_resumes_with_moss_context_find_and_workspaces() {
     let table = moss(&d, &["workspaces", "--format", "table"], None).await;
     let table = String::from_utf8_lossy(&table.stdout);
     assert!(table.contains("shop"), "{table}");
+}
+
+/// The names of a `moss list` answer.
+fn listed(out: &Output) -> Vec<String> {
+    let page = json(out);
+    page["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no items: {page}"))
+        .iter()
+        .map(|c| c["name"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Every group finds its workspace the same way: -w, else MOSS_WORKSPACE, else the nearest
+/// `.moss/config.json`'s `workspace`, else the family's default; -v says which it used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_workspace_comes_from_the_flag_the_environment_or_the_project() {
+    let d = TestDaemon::start().await;
+    let text = capsule_text("workspace rule");
+    json(&moss(&d, &["store", "-w", "x", "--name", "a"], Some(&text)).await);
+    assert_eq!(
+        json(&moss(&d, &["fetch", "-w", "x", "--name", "a"], None).await)["name"],
+        "a"
+    );
+    assert!(listed(&moss(&d, &["list"], None).await).is_empty());
+    assert_eq!(listed(&moss(&d, &["list", "-w", "x"], None).await), ["a"]);
+    let env = [("MOSS_WORKSPACE", "x")];
+    let from_env = moss_with_env(&d, &["-v", "list"], None, &env).await;
+    assert_eq!(listed(&from_env), ["a"]);
+    assert!(
+        stderr(&from_env).contains("workspace: x (from MOSS_WORKSPACE)"),
+        "{}",
+        stderr(&from_env)
+    );
+    let flag = moss_with_env(&d, &["list", "-w", "default", "--verbose"], None, &env).await;
+    assert!(listed(&flag).is_empty());
+    assert!(stderr(&flag).contains("workspace: default (from -w)"));
+    let dflt = moss(&d, &["list", "-v"], None).await;
+    assert!(stderr(&dflt).contains("workspace: default (default)"));
+
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".moss")).unwrap();
+    std::fs::create_dir_all(root.join("src/deep")).unwrap();
+    let config = root.join(".moss/config.json");
+    std::fs::write(&config, r#"{"workspace": "x"}"#).unwrap();
+    let inside = root.join("src/deep");
+    let found = moss_in(&d, Some(&inside), &["-v", "list"], None).await;
+    assert_eq!(listed(&found), ["a"]);
+    let said = format!("workspace: x (from {})", config.display());
+    assert!(stderr(&found).contains(&said), "{}", stderr(&found));
+    let task = json(&moss_in(&d, Some(&inside), &["tasks", "create", "title=T"], None).await);
+    assert!(
+        task.to_string().contains("TASK-") || task.to_string().contains("PLAN-"),
+        "{task}"
+    );
+    let over = moss_run(
+        &d,
+        Some(&inside),
+        &["-v", "list"],
+        None,
+        &[("MOSS_WORKSPACE", "y")],
+    )
+    .await;
+    assert!(listed(&over).is_empty());
+    assert!(stderr(&over).contains("(from MOSS_WORKSPACE)"));
+
+    std::fs::write(&config, r#"{"workspace": 7}"#).unwrap();
+    let bad = moss_in(&d, Some(&inside), &["list"], None).await;
+    assert!(!bad.status.success());
+    let e = stderr(&bad);
+    assert!(
+        e.contains(&config.display().to_string()) && e.contains("must be a non-empty string"),
+        "{e}"
+    );
+    std::fs::write(&config, "{oops").unwrap();
+    let e = stderr(&moss_in(&d, Some(&inside), &["tasks", "create", "title=U"], None).await);
+    assert!(e.contains("config.json is not valid JSON"), "{e}");
+    // -w needs no config, even a broken one.
+    assert_eq!(
+        listed(&moss_in(&d, Some(&inside), &["list", "-w", "x"], None).await),
+        ["a"]
+    );
+    d.stop().await;
 }
