@@ -110,6 +110,7 @@ enum Command {
     ///   moss bench --clients 8 --duration 2 --size 512 --json
     ///   moss bench --against-running --search --capsules 100000   # keeps the corpus
     ///   moss bench --search --capsules 100000 --clients 4 --duration 10
+    ///   moss bench --search --cross-family --items 100000 --duration 10   # moss_search, moss_context
     ///   moss bench --reasoning --clients 32 --duration 10
     ///   moss bench --memory --memories 100000 --clients 32 --duration 10
     ///   moss bench --watch --clients 32 --duration 10 --watch-rate 200

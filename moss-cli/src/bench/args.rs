@@ -29,8 +29,23 @@ pub struct BenchArgs {
     #[arg(long)]
     pub(super) search: bool,
     /// Corpus size for --search.
-    #[arg(long, default_value_t = 100_000, requires = "search")]
+    #[arg(
+        long,
+        default_value_t = 100_000,
+        requires = "search",
+        conflicts_with = "cross_family"
+    )]
     pub(super) capsules: u64,
+    /// With --search, search every family instead of capsules alone: --items items spread over
+    /// capsules, reasoning notes, plans/tasks/steps and memories (in a fresh workspace
+    /// `bench-cross-<ulid>` unless --workspace is given), then moss_search of a rare and a
+    /// common word, and moss_context of a task with 200 steps, 50 notes, 20 handoffs and 100
+    /// memories, each with one client.
+    #[arg(long, requires = "search")]
+    pub(super) cross_family: bool,
+    /// Items for --cross-family, the context task's included.
+    #[arg(long, default_value_t = 100_000, requires = "cross_family")]
+    pub(super) items: u64,
     /// Measure the associative memory instead: memory_store against capsule_store, and recall
     /// over a corpus of --memories memories.
     #[arg(long, conflicts_with_all = ["search", "reasoning"])]

@@ -55,16 +55,32 @@ struct Samples {
 /// from a synthetic vocabulary of a few thousand terms, so the full-text index does the work
 /// real, varied text makes it do (identical texts would flatter it).
 pub fn capsule_of_size(size: usize, seed: u64) -> String {
-    const SYLLABLES: [&str; 16] = [
-        "ka", "lo", "mi", "nu", "per", "sta", "tor", "vex", "qui", "ran", "sel", "dor", "fin",
-        "gal", "hup", "zer",
-    ];
     let mut text = String::from(
         "## Objective\nMeasure Moss.\n## Current status\nRunning.\n## Decisions\nNone.\n\
          ## Next actions\nRead the figures.\n## Key locations\nmoss-cli/src/bench.rs\n\
          ## Open questions\n",
     );
     let floor = text.len();
+    push_words(&mut text, size, seed);
+    text.truncate(size.max(floor));
+    text
+}
+
+/// Varied words drawn by `seed` (a line of twelve, then a newline), at least `chars` bytes of
+/// them, without a trailing blank.
+pub fn words(chars: usize, seed: u64) -> String {
+    let mut text = String::with_capacity(chars + 16);
+    push_words(&mut text, chars, seed);
+    text.truncate(text.trim_end().len());
+    text
+}
+
+/// Appends words drawn by `seed` until `text` is at least `size` bytes long.
+fn push_words(text: &mut String, size: usize, seed: u64) {
+    const SYLLABLES: [&str; 16] = [
+        "ka", "lo", "mi", "nu", "per", "sta", "tor", "vex", "qui", "ran", "sel", "dor", "fin",
+        "gal", "hup", "zer",
+    ];
     let mut rng = XorShift(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
     let mut i = 0;
     while text.len() < size {
@@ -75,8 +91,6 @@ pub fn capsule_of_size(size: usize, seed: u64) -> String {
         text.push(if i % 12 == 11 { '\n' } else { ' ' });
         i += 1;
     }
-    text.truncate(size.max(floor));
-    text
 }
 
 /// Small, fast, good enough to spread fetches over the stored names.

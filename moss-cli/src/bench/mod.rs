@@ -3,13 +3,14 @@
 //!
 //! - [`capsule`]: the default run (store, append, fetch and `GET /health`);
 //! - [`memory`], [`reasoning`], [`search`], [`watch`]: the runs of `--memory`, `--reasoning`,
-//!   `--search` and `--watch`;
+//!   `--search` and `--watch`; [`cross`]: `--search --cross-family`, every family at once;
 //! - [`args`]: the flags;
 //! - [`load`]: what every run uses: the phase driver, its figures, synthetic capsules and the
 //!   wait for the full-text index.
 
 mod args;
 mod capsule;
+mod cross;
 pub(crate) mod load;
 mod memory;
 mod reasoning;
@@ -101,6 +102,18 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
                 merge_keys: args.merge_keys.min(1000),
                 steps: args.steps,
             },
+            args.json,
+        )
+        .await;
+    }
+    if args.search && args.cross_family {
+        return cross::run(
+            client,
+            args.items,
+            args.workspace,
+            args.clients,
+            duration,
+            args.size,
             args.json,
         )
         .await;

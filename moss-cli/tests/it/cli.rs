@@ -454,6 +454,71 @@ async fn bench_reports_figures_as_json() {
     );
 }
 
+/// `--search --cross-family` seeds every family and times moss_search and moss_context; the
+/// context task it reads holds its 200 steps, notes, handoffs and memories.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bench_times_search_and_context_across_families() {
+    let d = TestDaemon::start().await;
+    let args = [
+        "bench",
+        "--against-running",
+        "--search",
+        "--cross-family",
+        "--items",
+        "480",
+        "--clients",
+        "2",
+        "--duration",
+        "0.3",
+        "--size",
+        "512",
+        "--workspace",
+        "bench-cross",
+        "--json",
+    ];
+    let r = json(&moss(&d, &args, None).await);
+    assert_eq!(r["items"], 480, "{r}");
+    for op in ["search_rare", "search_common", "context"] {
+        assert!(r[op]["ops"].as_u64().unwrap() > 0, "{op}: {r}");
+        assert_eq!(r[op]["errors"], 0, "{op}: {r}");
+        assert!(r[op]["p95_ms"].as_f64().unwrap() >= r[op]["p50_ms"].as_f64().unwrap());
+    }
+    let counts = &r["counts"];
+    // 20 handoffs and a quarter of the 108 other items.
+    assert_eq!(counts["capsules"], 20 + 27, "{r}");
+    assert_eq!(counts["memories"], 100 + 27, "{r}");
+    assert!(counts["tasks"].as_u64().unwrap() >= 3, "{r}");
+    assert!(counts["reasoning"].as_u64().unwrap() >= 50 + 27, "{r}");
+    let shape = &r["context_shape"];
+    assert_eq!(shape["steps_total"], 200, "{r}");
+    for section in ["handoffs", "notes", "memories"] {
+        assert!(shape[section].as_u64().unwrap() > 0, "{section}: {r}");
+    }
+    // What it wrote is there to read: the context task's handoffs carry its id.
+    let task = r["context_task"].as_str().unwrap();
+    let found = json(&moss(&d, &["find", "rare7", "-w", "bench-cross"], None).await);
+    let families: std::collections::BTreeSet<&str> = found["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["family"].as_str().unwrap())
+        .collect();
+    assert_eq!(families.len(), 4, "a rare word in every family: {found}");
+    let args = [
+        "bench",
+        "--against-running",
+        "--search",
+        "--cross-family",
+        "--items",
+        "10",
+    ];
+    let too_few = moss(&d, &args, None).await;
+    assert!(!too_few.status.success());
+    let too_few = stderr(&too_few);
+    assert!(too_few.contains("--items 10 is too few"), "{too_few}");
+    assert!(task.starts_with("TASK-"), "{r}");
+}
+
 /// `moss bench` wrote thousands of capsules into the user's store: it measures a daemon of its
 /// own, and the store, its counts and its home are as they were.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
