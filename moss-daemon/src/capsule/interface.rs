@@ -16,7 +16,7 @@ pub fn activity(conn: &Connection) -> Result<Vec<(String, i64, i64)>> {
 }
 
 /// Active capsules of workspace `ws`, newest first, at most `limit`: those handed off for
-/// `task` (linked to it, or carrying it as run id or tag) when one is given, else all. With
+/// `task` (linked to it, or carrying it as run id) when one is given, else all. With
 /// the newest one's text when `first_text`.
 pub fn handoffs(
     conn: &Connection,
@@ -26,10 +26,15 @@ pub fn handoffs(
     first_text: bool,
 ) -> Result<Vec<(i64, moss_client::moss::ContextItem)>> {
     let mut stmt = conn.prepare_cached(
+        // Two index ranges (the task link, the run id) instead of a scan of the workspace.
         "SELECT id, name_raw, title, capsule_text, updated_at * 1000 FROM capsules
          WHERE workspace_norm = ?1 AND deleted_at IS NULL
-           AND (?2 IS NULL OR task = ?2 OR run_id = ?2
-                OR EXISTS (SELECT 1 FROM json_each(COALESCE(tags_json, '[]')) WHERE value = ?2))
+           AND (?2 IS NULL OR id IN (
+             SELECT id FROM capsules WHERE workspace_norm = ?1 AND task = ?2
+               AND deleted_at IS NULL
+             UNION ALL
+             SELECT id FROM capsules WHERE run_id = ?2 AND workspace_norm = ?1
+               AND deleted_at IS NULL))
          ORDER BY updated_at DESC, seq DESC LIMIT ?3",
     )?;
     let rows = stmt.query_map(rusqlite::params![ws, task, limit], |r| {
@@ -72,9 +77,12 @@ pub fn task_handoffs(
 ) -> Result<Vec<moss_client::tasks::Handoff>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, name_raw, revision, updated_at FROM capsules
-         WHERE workspace_norm = ?1 AND deleted_at IS NULL
-           AND (task = ?2 OR run_id = ?2
-                OR EXISTS (SELECT 1 FROM json_each(COALESCE(tags_json, '[]')) WHERE value = ?2))
+         WHERE id IN (
+             SELECT id FROM capsules WHERE workspace_norm = ?1 AND task = ?2
+               AND deleted_at IS NULL
+             UNION ALL
+             SELECT id FROM capsules WHERE run_id = ?2 AND workspace_norm = ?1
+               AND deleted_at IS NULL)
          ORDER BY updated_at DESC, seq DESC LIMIT ?3",
     )?;
     let rows = stmt.query_map(rusqlite::params![ws, task, limit], |r| {
