@@ -667,7 +667,14 @@ mod tests {
                 && t.contains("true"),
             "{t}"
         );
-        assert_eq!(LatestResponse { item: None }.table(), "(none)");
+        assert_eq!(
+            LatestResponse {
+                item: None,
+                hint: None
+            }
+            .table(),
+            "(none)"
+        );
         let page = CapsulePage {
             items: Vec::new(),
             pagination: moss_client::capsule::Pagination {
@@ -677,6 +684,7 @@ mod tests {
                 total: Some(143),
             },
             sort: "updated_at_desc".into(),
+            hint: None,
         };
         assert!(
             page.table()

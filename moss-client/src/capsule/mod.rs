@@ -566,6 +566,9 @@ pub struct LatestRequest {
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct LatestResponse {
     pub item: Option<Capsule>,
+    /// Set when the workspace holds nothing in any family (see moss_workspaces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 /// Arguments of `capsule_list` (one workspace, summaries only).
@@ -647,4 +650,8 @@ pub struct CapsulePage {
     pub items: Vec<Capsule>,
     pub pagination: Pagination,
     pub sort: String,
+    /// `capsule_list`: set when the workspace holds nothing in any family (see
+    /// moss_workspaces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }

@@ -495,7 +495,10 @@ impl Capsules {
             .readers
             .run(move |conn| {
                 let (mut items, _) = query::page(conn, &f, include_text, 1, 0)?;
-                Ok(LatestResponse { item: items.pop() })
+                Ok(LatestResponse {
+                    item: items.pop(),
+                    hint: None,
+                })
             })
             .await
     }
@@ -551,6 +554,7 @@ impl Capsules {
                     pagination: page::pagination(limit, offset, items.len(), total),
                     items,
                     sort: "updated_at_desc".into(),
+                    hint: None,
                 })
             })
             .await

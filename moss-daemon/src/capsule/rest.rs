@@ -230,7 +230,7 @@ pub async fn latest(
     State(s): State<AppState>,
     Params(req): Params<LatestRequest>,
 ) -> Result<Json<LatestResponse>> {
-    s.capsules.latest(req).await.map(Json)
+    crate::moss::capsule_latest(&s, req).await.map(Json)
 }
 
 #[utoipa::path(
@@ -245,7 +245,7 @@ pub async fn list(
     State(s): State<AppState>,
     Params(req): Params<ListRequest>,
 ) -> Result<Json<CapsulePage>> {
-    s.capsules.list(req).await.map(Json)
+    crate::moss::capsule_list(&s, req).await.map(Json)
 }
 
 #[utoipa::path(

@@ -16,6 +16,59 @@ use crate::time::rfc3339_ms;
 use crate::{capsule::interface as capsules, memory::interface as memories};
 use crate::{reasoning::interface as reasoning, tasks::interface as tasks};
 
+/// When a read found nothing: a hint naming `moss_workspaces` if the workspace holds nothing
+/// in any family, so an empty answer is not taken for an empty part of a real workspace.
+pub async fn empty_hint(app: &App, ws: &str) -> Result<Option<String>> {
+    let norm = crate::names::normalize(ws);
+    let known = workspaces(app, Default::default())
+        .await?
+        .items
+        .iter()
+        .any(|w| crate::names::normalize(&w.workspace) == norm);
+    Ok((!known).then(|| {
+        format!(
+            "workspace {ws:?} holds nothing in any family; moss_workspaces lists the ones that \
+             do"
+        )
+    }))
+}
+
+/// `capsule_list`, with [`empty_hint`] on an empty first page.
+pub async fn capsule_list(
+    app: &App,
+    req: moss_client::capsule::ListRequest,
+) -> Result<moss_client::capsule::CapsulePage> {
+    let ws = req.workspace.clone().unwrap_or_default();
+    let ws = if ws.trim().is_empty() {
+        crate::names::DEFAULT_WORKSPACE.to_string()
+    } else {
+        ws
+    };
+    let mut page = app.capsules.list(req).await?;
+    if page.items.is_empty() {
+        page.hint = empty_hint(app, &ws).await?;
+    }
+    Ok(page)
+}
+
+/// `capsule_latest`, with [`empty_hint`] when there is no item.
+pub async fn capsule_latest(
+    app: &App,
+    req: moss_client::capsule::LatestRequest,
+) -> Result<moss_client::capsule::LatestResponse> {
+    let ws = req.workspace.clone().unwrap_or_default();
+    let ws = if ws.trim().is_empty() {
+        crate::names::DEFAULT_WORKSPACE.to_string()
+    } else {
+        ws
+    };
+    let mut resp = app.capsules.latest(req).await?;
+    if resp.item.is_none() {
+        resp.hint = empty_hint(app, &ws).await?;
+    }
+    Ok(resp)
+}
+
 /// `moss_workspaces`: every workspace any family holds something in, most recent first.
 pub async fn workspaces(app: &App, _req: WorkspacesRequest) -> Result<WorkspacesResponse> {
     let counts = app

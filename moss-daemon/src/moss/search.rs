@@ -188,7 +188,10 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
     let next = offset + items.len() as i64;
     let next_cursor = (next < total && next < DEPTH).then(|| next.to_string());
     let hint = if total == 0 {
-        empty_hint(app, ws.as_deref()).await?
+        match ws.as_deref() {
+            Some(ws) => super::empty_hint(app, ws).await?,
+            None => None,
+        }
     } else {
         None
     };
@@ -231,22 +234,6 @@ pub fn fuse(lists: Vec<(&'static str, Vec<FamilyHit>)>) -> Vec<SearchHit> {
     }
     all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     all.into_iter().map(|(_, _, _, h)| h).collect()
-}
-
-/// When nothing matched: whether the workspace holds anything at all.
-async fn empty_hint(app: &App, ws: Option<&str>) -> Result<Option<String>> {
-    let Some(ws) = ws else { return Ok(None) };
-    let known = super::workspaces(app, Default::default())
-        .await?
-        .items
-        .iter()
-        .any(|w| w.workspace == ws);
-    Ok((!known).then(|| {
-        format!(
-            "workspace {ws:?} holds nothing in any family; moss_workspaces lists the ones that \
-             do"
-        )
-    }))
 }
 
 #[cfg(test)]

@@ -445,3 +445,49 @@ async fn a_capsule_handed_off_for_a_task_shows_in_its_trace_radar_and_list() {
     .await;
     assert_eq!(c["handoffs"][0]["title"], "over-mcp", "{c}");
 }
+
+/// An empty capsule_list or capsule_latest of a workspace that holds nothing in any family says
+/// so, over REST and MCP; one that holds other families' things, or capsules, has no hint.
+#[tokio::test]
+async fn capsule_reads_of_an_empty_workspace_hint_at_moss_workspaces() {
+    let d = TestDaemon::start().await;
+    seed(&d, "shop").await;
+    ok(
+        &d,
+        "/tasks/create",
+        json!({"workspace": "plans-only", "title": "Only a plan"}),
+    )
+    .await;
+    for path in [
+        "/capsules?workspace=nothing-here",
+        "/capsules/latest?workspace=nothing-here",
+    ] {
+        let (s, v) = d.call("GET", path, None).await;
+        assert_eq!(s, 200, "{v}");
+        assert!(
+            v["hint"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("moss_workspaces"),
+            "{path}: {v}"
+        );
+    }
+    for path in [
+        "/capsules?workspace=shop",
+        "/capsules?workspace=plans-only",
+        "/capsules/latest?workspace=Plans-Only",
+        "/capsules/latest?workspace=shop",
+    ] {
+        let (s, v) = d.call("GET", path, None).await;
+        assert_eq!((s, v.get("hint")), (200, None), "{path}: {v}");
+    }
+    let mut mcp = d.mcp().await;
+    for tool in ["capsule_list", "capsule_latest"] {
+        let v = mcp
+            .call_tool(tool, json!({"workspace": "nothing-here"}))
+            .await;
+        assert!(v.to_string().contains("moss_workspaces"), "{tool}: {v}");
+        let v = mcp.call_tool(tool, json!({"workspace": "shop"})).await;
+        assert!(!v.to_string().contains("moss_workspaces"), "{tool}: {v}");
+    }
+}
