@@ -230,7 +230,9 @@ pub async fn latest(
     State(s): State<AppState>,
     Params(req): Params<LatestRequest>,
 ) -> Result<Json<LatestResponse>> {
-    crate::moss::capsule_latest(&s, req).await.map(Json)
+    crate::moss::interface::capsule_latest(&s, req)
+        .await
+        .map(Json)
 }
 
 #[utoipa::path(
@@ -245,7 +247,9 @@ pub async fn list(
     State(s): State<AppState>,
     Params(req): Params<ListRequest>,
 ) -> Result<Json<CapsulePage>> {
-    crate::moss::capsule_list(&s, req).await.map(Json)
+    crate::moss::interface::capsule_list(&s, req)
+        .await
+        .map(Json)
 }
 
 #[utoipa::path(

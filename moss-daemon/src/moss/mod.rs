@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod family;
+pub mod interface;
 pub mod search;
 
 use std::collections::BTreeMap;
