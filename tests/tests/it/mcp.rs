@@ -403,7 +403,7 @@ async fn the_capsule_tools_follow_the_rules_over_mcp() {
     .await;
     assert_eq!(l["item"]["capsule_text"], capsule_text("b"));
     let l = ok(&mut mcp, "capsule_latest", json!({"workspace": "nobody"})).await;
-    assert_eq!(l, json!({"item": null}));
+    assert_eq!(l, json!({"item": null, "hint": holds_nothing("nobody")}));
 
     // list and inventory: summaries only.
     let list = ok(&mut mcp, "capsule_list", json!({"workspace": "startupa"})).await;
@@ -550,7 +550,10 @@ async fn bad_arguments_are_invalid_request_tool_errors_naming_the_field() {
         .request("tools/call", json!({"name": "capsule_latest"}))
         .await;
     assert_eq!(r["result"]["isError"], false, "{r}");
-    assert_eq!(r["result"]["structuredContent"], json!({"item": null}));
+    assert_eq!(
+        r["result"]["structuredContent"],
+        json!({"item": null, "hint": holds_nothing("default")})
+    );
 }
 
 #[tokio::test]
@@ -596,7 +599,7 @@ async fn a_malformed_tools_call_is_an_invalid_request_naming_the_field() {
     );
     // The session still works afterwards.
     let l = ok(&mut mcp, "capsule_latest", json!({})).await;
-    assert_eq!(l, json!({"item": null}));
+    assert_eq!(l, json!({"item": null, "hint": holds_nothing("default")}));
 }
 
 #[tokio::test]
@@ -634,7 +637,7 @@ async fn an_unknown_tool_is_an_error_result() {
     );
     // The session still works afterwards.
     let l = ok(&mut mcp, "capsule_latest", json!({})).await;
-    assert_eq!(l, json!({"item": null}));
+    assert_eq!(l, json!({"item": null, "hint": holds_nothing("default")}));
 }
 
 #[tokio::test]
@@ -762,4 +765,9 @@ async fn the_tool_lists_fit_their_budgets() {
         "tools/list: all {tools} tools {full} bytes; core {core_tools} tools {core_bytes} bytes"
     );
     d.stop().await;
+}
+
+/// The hint an empty read of a workspace that holds nothing carries.
+fn holds_nothing(ws: &str) -> String {
+    format!("workspace {ws:?} holds nothing in any family; moss_workspaces lists the ones that do")
 }

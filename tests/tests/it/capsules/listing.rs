@@ -17,9 +17,13 @@ async fn latest_is_a_summary_unless_text_is_asked_for() {
         .call("GET", "/capsules/latest?workspace=empty", None)
         .await;
     assert_eq!(s, 200, "{l}");
-    assert_eq!(l, json!({"item": null}));
+    assert_eq!(l, json!({"item": null, "hint": holds_nothing("empty")}));
     let (_, l) = d.call("GET", "/capsules/latest", None).await;
-    assert_eq!(l, json!({"item": null}), "default workspace is empty too");
+    assert_eq!(
+        l,
+        json!({"item": null, "hint": holds_nothing("default")}),
+        "default workspace is empty too"
+    );
 
     let id = store_named(&d, "StartupA", "auth").await;
     let (_, l) = d
@@ -65,7 +69,7 @@ async fn latest_is_a_summary_unless_text_is_asked_for() {
     let (_, l) = d
         .call("GET", "/capsules/latest?workspace=other", None)
         .await;
-    assert_eq!(l, json!({"item": null}));
+    assert_eq!(l, json!({"item": null, "hint": holds_nothing("other")}));
     // Only deleted capsules: null, unless include_deleted.
     d.call("DELETE", &format!("/capsules/{id}"), None).await;
     let (_, l) = d
@@ -500,4 +504,9 @@ async fn inventory_spans_workspaces_with_filters_and_no_text() {
     );
     let (s, b) = d.call("GET", "/capsules/inventory?tags=auth", None).await;
     expect_error(s, &b, "INVALID_REQUEST", 400);
+}
+
+/// The hint an empty read of a workspace that holds nothing carries.
+fn holds_nothing(ws: &str) -> String {
+    format!("workspace {ws:?} holds nothing in any family; moss_workspaces lists the ones that do")
 }
