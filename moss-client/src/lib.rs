@@ -12,6 +12,11 @@
 //! The daemon depends on this crate for its wire types, so what it sends is exactly what the
 //! client decodes.
 
+// Field doc comments are also the descriptions agents read in the tools' input schemas, and
+// they write placeholders as plain text (`rename (<name>-1)`, `<workspace>-<time>.jsonl`):
+// rustdoc would take those for unclosed HTML tags.
+#![allow(rustdoc::invalid_html_tags)]
+
 pub mod capsule;
 pub mod daemon;
 pub mod error;
