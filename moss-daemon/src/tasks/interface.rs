@@ -60,21 +60,28 @@ pub fn search_hits(
             .filter(|w| tokens.iter().any(|t| t.starts_with(w.as_str())))
             .count() as i64
     };
-    // Candidates: any word as a substring (LIKE), scored and cut in Rust.
+    // Candidates: any word as a substring (LIKE, its wildcards escaped: `refresh_token` is
+    // searched as written), scored and cut in Rust.
     let like: Vec<String> = words
         .iter()
-        .map(|w| format!("%{}%", w.replace(['%', '_', '\\'], "")))
+        .map(|w| {
+            let escaped = w
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            format!("%{escaped}%")
+        })
         .collect();
     let mut hits: Vec<(i64, i64, FamilyHit)> = Vec::new();
     let mut items = conn.prepare_cached(
         "SELECT workspace, id, kind, title, COALESCE(description, ''), updated_at_ms
          FROM task_items WHERE (?1 IS NULL OR workspace = ?1)
-           AND (title LIKE ?2 OR description LIKE ?2)",
+           AND (title LIKE ?2 ESCAPE '\\' OR description LIKE ?2 ESCAPE '\\')",
     )?;
     let mut steps = conn.prepare_cached(
         "SELECT s.workspace, s.task, s.step_id, s.title, i.updated_at_ms
          FROM task_steps AS s JOIN task_items AS i ON i.workspace = s.workspace AND i.id = s.task
-         WHERE (?1 IS NULL OR s.workspace = ?1) AND s.title LIKE ?2",
+         WHERE (?1 IS NULL OR s.workspace = ?1) AND s.title LIKE ?2 ESCAPE '\\'",
     )?;
     let mut seen = std::collections::HashSet::new();
     for pattern in &like {

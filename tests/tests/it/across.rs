@@ -491,3 +491,40 @@ async fn capsule_reads_of_an_empty_workspace_hint_at_moss_workspaces() {
         assert!(!v.to_string().contains("moss_workspaces"), "{tool}: {v}");
     }
 }
+
+#[tokio::test]
+async fn search_finds_a_task_by_a_snake_case_word() {
+    let d = TestDaemon::start().await;
+    ok(
+        &d,
+        "/tasks/create",
+        json!({"workspace": "ids", "title": "Rotate the refresh_token",
+        "steps": [{"title": "Expire old_session rows"}]}),
+    )
+    .await;
+    ok(
+        &d,
+        "/tasks/create",
+        json!({"workspace": "ids", "title": "Refreshtoken cleanup"}),
+    )
+    .await;
+    let (s, v) = d
+        .call("GET", "/search?query=refresh_token&workspace=ids", None)
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let titles: Vec<&str> = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        ["Rotate the refresh_token"],
+        "the _ is a letter, not a wildcard: {v}"
+    );
+    let (_, v) = d
+        .call("GET", "/search?query=old_session&workspace=ids", None)
+        .await;
+    assert_eq!(v["items"][0]["kind"], "step", "{v}");
+}
