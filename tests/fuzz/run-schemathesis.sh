@@ -47,7 +47,8 @@ echo "run-schemathesis.sh: mossd $MOSSD (pid $MOSSD_PID) at $MOSS_ADDR; up to ${
 
 export SCHEMATHESIS_HOOKS=hooks PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}"
 # Deterministic data (--seed), no stateful phase (links between operations are not documented),
-# failures reported with the request that reproduces them.
+# failures reported with the request that reproduces them. The request timeout stays above
+# capsule_watch's default long poll (30 s), which a request without timeout_ms waits out whole.
 interop_run_tests "$VENV/bin/st" run "$SCHEMA" \
     --url "$MOSS_ADDR" \
     --header "Authorization: Bearer $MOSS_TOKEN" \
@@ -57,6 +58,6 @@ interop_run_tests "$VENV/bin/st" run "$SCHEMA" \
     --max-time "$SECONDS_BUDGET" \
     --workers 2 \
     --seed 1 \
-    --request-timeout 30 \
+    --request-timeout 45 \
     --suppress-health-check all \
     --no-color
