@@ -402,6 +402,9 @@ pub struct InventoryArgs {
     include_deleted: bool,
     #[command(flatten)]
     orchestration: Orchestration,
+    /// Only capsules handed off for this plan or task.
+    #[arg(long)]
+    task: Option<String>,
 }
 
 /// The evidence of `--evidence TYPE=REF` flags and an `--evidence-file`; `None` when neither
@@ -588,6 +591,7 @@ pub async fn run(cmd: CapsuleCommand, client: &Client, format: Format) -> anyhow
                 run_id: a.orchestration.runs(),
                 phase: a.orchestration.phase,
                 role: a.orchestration.role,
+                task: a.task,
                 include_deleted: flag(a.include_deleted),
                 limit: a.limit,
                 offset: a.offset,

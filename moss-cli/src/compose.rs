@@ -30,7 +30,7 @@ pub struct ComposeArgs {
     #[arg(long, value_delimiter = ',')]
     sections: Vec<String>,
     /// Also every active capsule matching these KEY=VALUE filters (workspace, run_id, phase,
-    /// role, tag; all must match), oldest first, after the --id and --name ones.
+    /// role, tag, task; all must match), oldest first, after the --id and --name ones.
     #[arg(long = "where", value_name = "KEY=VALUE")]
     filters: Vec<String>,
     /// Group the bundle by section: each section once, every capsule's part under it.
@@ -85,8 +85,10 @@ pub async fn compose(a: ComposeArgs, client: &Client, format: Format) -> anyhow:
                 "phase" => filter.phase = v,
                 "role" => filter.role = v,
                 "tag" => filter.tag = v,
+                "task" => filter.task = v,
                 other => bail!(
-                    "--where {other:?}: the filter keys are workspace, run_id, phase, role, tag"
+                    "--where {other:?}: the filter keys are workspace, run_id, phase, role, tag, \
+                     task"
                 ),
             }
         }

@@ -28,6 +28,9 @@ pub struct SearchArgs {
     offset: Option<i64>,
     #[command(flatten)]
     orchestration: Orchestration,
+    /// Only capsules handed off for this plan or task.
+    #[arg(long)]
+    task: Option<String>,
     /// Take the query as plain text: no operator, every word must match.
     #[arg(long)]
     safe: bool,
@@ -50,6 +53,7 @@ pub async fn run(a: SearchArgs, client: &Client, format: Format) -> anyhow::Resu
         run_id: a.orchestration.runs(),
         phase: a.orchestration.phase,
         role: a.orchestration.role,
+        task: a.task,
         include_deleted: flag(a.include_deleted),
         limit: a.limit,
         offset: a.offset,

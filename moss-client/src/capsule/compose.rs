@@ -61,7 +61,7 @@ pub enum ComposePivot {
 }
 
 /// One item of `capsule_compose`: a ref (`id`, or `workspace` + `name`) or a filter (any of
-/// `workspace`, `run_id`, `phase`, `role`, `tag`, ANDed, without `id`/`name`) that expands to
+/// `workspace`, `run_id`, `phase`, `role`, `tag`, `task`, ANDed, without `id`/`name`) that expands to
 /// every matching active capsule, oldest first, at its position.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
@@ -84,6 +84,8 @@ pub struct ComposeItem {
     pub role: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 impl ComposeItem {
@@ -108,7 +110,7 @@ impl ComposeItem {
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ComposeRequest {
-    /// Refs and filters (workspace, run_id, phase, role, tag), in order; at most 50 expanded.
+    /// Refs and filters (ANDed fields), in order; at most 50 expanded.
     pub items: Vec<ComposeItem>,
     /// markdown (default) or json.
     #[serde(default, skip_serializing_if = "Option::is_none")]

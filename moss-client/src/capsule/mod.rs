@@ -622,6 +622,8 @@ pub struct InventoryRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_deleted: Option<bool>,
     /// Default 100, at most 500.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -29,6 +29,8 @@ pub struct SearchRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_deleted: Option<bool>,
     /// Default 20, at most 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,6 +71,9 @@ pub struct SearchHit {
     pub updated_at: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<i64>,
+    /// The plan or task it was handed off for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
     pub fetch_key: FetchKey,
 }
 

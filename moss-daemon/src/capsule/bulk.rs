@@ -97,14 +97,7 @@ fn update_each(
 impl Capsules {
     /// `capsule_bulk_delete`: soft-delete every active capsule matching all given filters.
     pub async fn bulk_delete(&self, req: BulkDeleteRequest) -> Result<BulkDeleteResponse> {
-        let sel = select(&Narrow {
-            workspace: req.workspace.as_deref(),
-            tag: req.tag.as_deref(),
-            name_prefix: req.name_prefix.as_deref(),
-            run_id: req.run_id.as_ref(),
-            phase: req.phase.as_deref(),
-            role: req.role.as_deref(),
-        })?;
+        let sel = select(&narrow_of!(req))?;
         self.store
             .writer
             .run(move |conn| {
@@ -124,14 +117,7 @@ impl Capsules {
     /// `capsule_bulk_update`: set phase, role or tags on every active capsule matching all given
     /// filters. `""` clears phase or role; `[]` clears tags; tags are replaced, not merged.
     pub async fn bulk_update(&self, req: BulkUpdateRequest) -> Result<BulkUpdateResponse> {
-        let mut sel = select(&Narrow {
-            workspace: req.workspace.as_deref(),
-            tag: req.tag.as_deref(),
-            name_prefix: req.name_prefix.as_deref(),
-            run_id: req.run_id.as_ref(),
-            phase: req.phase.as_deref(),
-            role: req.role.as_deref(),
-        })?;
+        let mut sel = select(&narrow_of!(req))?;
         // skip_unchanged: a capsule already holding every value set is left out.
         let mut differs: Vec<String> = Vec::new();
         let mut differs_values: Vec<Value> = Vec::new();

@@ -31,6 +31,7 @@ fn item(i: usize, it: &ComposeItem) -> Result<Item> {
         ("phase", given(it.phase.as_deref()).is_some()),
         ("role", given(it.role.as_deref()).is_some()),
         ("tag", given(it.tag.as_deref()).is_some()),
+        ("task", given(it.task.as_deref()).is_some()),
     ]
     .into_iter()
     .filter_map(|(n, g)| g.then_some(n))
@@ -64,7 +65,7 @@ fn item(i: usize, it: &ComposeItem) -> Result<Item> {
             &format!("items[{i}]"),
             format!(
                 "items[{i}] is empty: give a ref ({{\"id\"}} or {{\"workspace\",\"name\"}}) or a \
-                 filter (any of workspace, run_id, phase, role, tag)"
+                 filter (any of workspace, run_id, phase, role, tag, task)"
             ),
         ));
     }
@@ -78,6 +79,7 @@ fn item(i: usize, it: &ComposeItem) -> Result<Item> {
             run_id: it.run_id.as_ref(),
             phase: it.phase.as_deref(),
             role: it.role.as_deref(),
+            task: it.task.as_deref(),
             ..Default::default()
         },
     )

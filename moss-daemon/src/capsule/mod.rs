@@ -16,6 +16,22 @@
 //! [`Capsules`] holds one method per operation. REST handlers, MCP tools and (through the
 //! client) CLI subcommands all end here; [`family`] registers the tools and routes.
 
+/// The [`Narrow`] of a request holding the common filter fields (workspace, tag, name_prefix,
+/// run_id, phase, role); the task link, which only some requests take, is left unset.
+macro_rules! narrow_of {
+    ($req:expr) => {
+        $crate::capsule::Narrow {
+            workspace: $req.workspace.as_deref(),
+            tag: $req.tag.as_deref(),
+            name_prefix: $req.name_prefix.as_deref(),
+            run_id: $req.run_id.as_ref(),
+            phase: $req.phase.as_deref(),
+            role: $req.role.as_deref(),
+            task: None,
+        }
+    };
+}
+
 pub mod append;
 pub mod bulk;
 pub mod compose;
@@ -534,12 +550,8 @@ impl Capsules {
         narrow(
             &mut f,
             &Narrow {
-                workspace: req.workspace.as_deref(),
-                tag: req.tag.as_deref(),
-                name_prefix: req.name_prefix.as_deref(),
-                run_id: req.run_id.as_ref(),
-                phase: req.phase.as_deref(),
-                role: req.role.as_deref(),
+                task: req.task.as_deref(),
+                ..narrow_of!(req)
             },
         )?;
         self.page(f, limit, offset).await
@@ -631,6 +643,7 @@ pub(crate) struct Narrow<'a> {
     pub(crate) run_id: Option<&'a RunIds>,
     pub(crate) phase: Option<&'a str>,
     pub(crate) role: Option<&'a str>,
+    pub(crate) task: Option<&'a str>,
 }
 
 /// Narrows `f` (over `capsules`, unaliased) to the given filters, and says what they select
@@ -654,6 +667,10 @@ pub(crate) fn narrow(f: &mut Filter, n: &Narrow) -> Result<Vec<String>> {
         described.push(format!("name_prefix={prefix:?}"));
     }
     described.extend(orchestration(f, n.run_id, n.phase, n.role)?);
+    if let Some(task) = handoff::task_value(given(n.task))? {
+        f.add("task = ?", task.clone());
+        described.push(format!("task={task:?}"));
+    }
     Ok(described)
 }
 

@@ -89,6 +89,9 @@ impl Capsules {
             req.phase.as_deref().map(str::trim),
             req.role.as_deref().map(str::trim),
         )?;
+        if let Some(task) = super::handoff::task_value(req.task.as_deref())? {
+            f.add("c.task = ?", task);
+        }
 
         let shape = Shape {
             limit,
@@ -142,7 +145,7 @@ fn run_search(
          SELECT c.id, c.workspace_raw, c.name_raw, c.title, c.updated_at, c.deleted_at,
                 (SELECT snippet(capsules_fts, -1, char(57344), char(57345), '{ELLIPSIS}', {})
                  FROM fts.capsules_fts WHERE capsules_fts MATCH ?1 AND rowid = hits.rid),
-                hits.rank
+                hits.rank, c.task
          FROM hits CROSS JOIN capsules AS c ON c.rowid = hits.rid
          ORDER BY hits.rank, hits.seq DESC",
         f.sql(),
@@ -167,6 +170,7 @@ fn run_search(
                     deleted_at: r.get(5)?,
                     snippet: render_snippet(raw.as_deref().unwrap_or(""), shape.snippet_chars),
                     score: bm25_score(r.get(7)?),
+                    task: r.get(8)?,
                     id,
                     workspace,
                     name,

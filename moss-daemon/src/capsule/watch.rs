@@ -15,7 +15,7 @@ use moss_client::capsule::{
     Capsule, StatsRequest, StatsResponse, WatchChange, WatchEvent, WatchRequest, WatchResponse,
 };
 
-use super::{Capsules, Narrow, narrow, query, run_ids};
+use super::{Capsules, narrow, query, run_ids};
 use crate::error::{Error, Result};
 use crate::names;
 use crate::sql_filter::{Filter, given};
@@ -29,17 +29,7 @@ pub const WATCH_MAX_LIMIT: i64 = 100;
 /// The filter of a watch, without its cursor.
 fn watch_filter(req: &WatchRequest) -> Result<Filter> {
     let mut f = Filter::default();
-    narrow(
-        &mut f,
-        &Narrow {
-            workspace: req.workspace.as_deref(),
-            tag: req.tag.as_deref(),
-            name_prefix: req.name_prefix.as_deref(),
-            run_id: req.run_id.as_ref(),
-            phase: req.phase.as_deref(),
-            role: req.role.as_deref(),
-        },
-    )?;
+    narrow(&mut f, &narrow_of!(req))?;
     Ok(f)
 }
 

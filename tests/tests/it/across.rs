@@ -528,3 +528,84 @@ async fn search_finds_a_task_by_a_snake_case_word() {
         .await;
     assert_eq!(v["items"][0]["kind"], "step", "{v}");
 }
+
+/// The task link filters inventory, search and compose as it filters list, and search hits
+/// carry it; a malformed task is refused naming the field.
+#[tokio::test]
+async fn inventory_search_and_compose_filter_by_the_task_link() {
+    let d = TestDaemon::start().await;
+    seed(&d, "shop").await;
+    let (s, v) = d
+        .call(
+            "POST",
+            "/capsules",
+            Some(json!({"workspace": "shop", "name": "elsewhere",
+            "capsule_text": capsule_text("quokkacapsule elsewhere")})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let names = |page: &Value| -> Vec<String> {
+        page["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{page}"))
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (_, all) = d
+        .call("GET", "/capsules/inventory?workspace=shop", None)
+        .await;
+    assert_eq!(names(&all).len(), 2, "{all}");
+    let (_, page) = d
+        .call("GET", "/capsules/inventory?task=task-001", None)
+        .await;
+    assert_eq!(names(&page), ["handoff"], "{page}");
+    assert_eq!(page["items"][0]["task"], "TASK-001", "{page}");
+
+    let (_, hits) = d
+        .call("GET", "/capsules/search?query=quokkacapsule", None)
+        .await;
+    assert_eq!(names(&hits).len(), 2, "{hits}");
+    let (_, hits) = d
+        .call(
+            "GET",
+            "/capsules/search?query=quokkacapsule&task=TASK-001",
+            None,
+        )
+        .await;
+    assert_eq!(names(&hits), ["handoff"], "{hits}");
+    assert_eq!(hits["items"][0]["task"], "TASK-001", "{hits}");
+
+    let bundle = ok(
+        &d,
+        "/capsules/compose",
+        json!({"items": [{"workspace": "shop", "task": "TASK-001"}], "format": "json"}),
+    )
+    .await;
+    assert_eq!(bundle["parts_count"], 1, "{bundle}");
+    let (s, v) = d
+        .call(
+            "POST",
+            "/capsules/compose",
+            Some(json!({"items": [{"name": "handoff", "workspace": "shop", "task": "TASK-001"}]})),
+        )
+        .await;
+    assert_eq!(s, 400, "a ref with a filter field is ambiguous: {v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("task"),
+        "{v}"
+    );
+
+    let (s, v) = d
+        .call(
+            "GET",
+            "/capsules/search?query=quokkacapsule&task=nope",
+            None,
+        )
+        .await;
+    assert_eq!(
+        (s, v["error"]["details"]["field"].as_str()),
+        (400, Some("task")),
+        "{v}"
+    );
+}
