@@ -87,6 +87,10 @@ pub struct ImportResponse {
     pub renamed: i64,
     /// Records skipped because they lack `id` or `workspace_raw` (listed in `errors`).
     pub skipped: i64,
+    /// Of `imported`, records whose `task` names no plan or task of their workspace here:
+    /// imported without the link.
+    #[serde(default)]
+    pub unlinked: i64,
     /// Why records were skipped; the first 100 are listed.
     pub errors: Vec<ImportRecordError>,
 }

@@ -55,6 +55,9 @@ struct ExportRecord {
     created_at: i64,
     updated_at: i64,
     deleted_at: Option<i64>,
+    /// The plan or task it was handed off for; absent when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    task: Option<String>,
     /// The capsule's evidence, content included; absent when it has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     evidence: Option<serde_json::Value>,
@@ -80,6 +83,7 @@ impl From<Capsule> for ExportRecord {
             created_at: c.created_at,
             updated_at: c.updated_at,
             deleted_at: c.deleted_at,
+            task: c.task,
             evidence: None,
         }
     }

@@ -76,6 +76,8 @@ struct ImportLine {
     #[serde(default)]
     deleted_at: Option<i64>,
     #[serde(default)]
+    task: Option<String>,
+    #[serde(default)]
     evidence: Option<Vec<moss_client::capsule::Evidence>>,
 }
 
@@ -168,6 +170,7 @@ impl Capsules {
                     replaced: 0,
                     renamed: 0,
                     skipped: 0,
+                    unlinked: 0,
                     errors: Vec::new(),
                 };
                 let t = now();
@@ -367,6 +370,7 @@ fn parse_line(bytes: &[u8], t: i64, tokenizer: Option<crate::tokens::Tokenizer>)
     let run_id = bounds::handle("run_id", raw.run_id.as_deref()).map_err(field_err("run_id"))?;
     let phase = bounds::handle("phase", raw.phase.as_deref()).map_err(field_err("phase"))?;
     let role = bounds::handle("role", raw.role.as_deref()).map_err(field_err("role"))?;
+    let task = super::handoff::task_value(raw.task.as_deref()).map_err(field_err("task"))?;
     let evidence_json = super::evidence::to_json(raw.evidence.as_deref()).map_err(|e| {
         let field = e.0.details["field"]
             .as_str()
@@ -390,7 +394,7 @@ fn parse_line(bytes: &[u8], t: i64, tokenizer: Option<crate::tokens::Tokenizer>)
             run_id,
             phase,
             role,
-            task: None,
+            task,
             based_on_json: None,
             evidence_json,
         },
@@ -505,6 +509,14 @@ fn apply(
             (RowWrite::Insert, id, capsule)
         }
     };
+    // A link to a plan or task the workspace does not hold is dropped, and counted.
+    let mut capsule = capsule;
+    if let Some(task) = &capsule.task
+        && !crate::tasks::interface::exists(conn, &capsule.workspace.norm, task)?
+    {
+        capsule.task = None;
+        out.unlinked += 1;
+    }
     // An error from here fails the whole import: its counts are never seen.
     let versions = match how {
         RowWrite::Overwrite => super::save_version(conn, &id, keep)?,

@@ -609,3 +609,59 @@ async fn inventory_search_and_compose_filter_by_the_task_link() {
         "{v}"
     );
 }
+
+/// An export carries the task link; an import keeps it where the workspace holds that plan or
+/// task, and otherwise imports the capsule without it and counts it in `unlinked`.
+#[tokio::test]
+async fn export_carries_the_task_link_and_import_keeps_it_where_the_task_exists() {
+    let d = TestDaemon::start().await;
+    seed(&d, "shop").await;
+    let out = ok(
+        &d,
+        "/capsules/export",
+        json!({"workspace": "shop", "path": "shop.jsonl"}),
+    )
+    .await;
+    let path = out["path"].as_str().unwrap().to_string();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let record: Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["name_raw"] == "handoff")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(record["task"], "TASK-001", "{record}");
+
+    // Here the task exists: the replaced capsule keeps its link.
+    let back = ok(
+        &d,
+        "/capsules/import",
+        json!({"path": path, "mode": "replace"}),
+    )
+    .await;
+    assert_eq!(
+        (back["imported"].as_i64(), back["unlinked"].as_i64()),
+        (Some(1), Some(0)),
+        "{back}"
+    );
+    let (_, c) = d
+        .call("GET", "/capsules/by-name?workspace=shop&name=handoff", None)
+        .await;
+    assert_eq!(c["task"], "TASK-001", "{c}");
+
+    // Another daemon with no such task: imported, without the link, and counted.
+    let other = TestDaemon::start().await;
+    let file = other.home_path().join("exports").join("shop.jsonl");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, &text).unwrap();
+    let back = ok(&other, "/capsules/import", json!({"path": "shop.jsonl"})).await;
+    assert_eq!(
+        (back["imported"].as_i64(), back["unlinked"].as_i64()),
+        (Some(1), Some(1)),
+        "{back}"
+    );
+    let (_, c) = other
+        .call("GET", "/capsules/by-name?workspace=shop&name=handoff", None)
+        .await;
+    assert!(c["task"].is_null(), "{c}");
+    assert_eq!(c["name"], "handoff", "{c}");
+}
