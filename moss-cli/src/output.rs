@@ -121,9 +121,10 @@ impl Render for Capsule {
 
 impl Render for LatestResponse {
     fn table(&self) -> String {
-        match &self.item {
-            Some(c) => c.table(),
-            None => "(none)".into(),
+        match (&self.item, &self.hint) {
+            (Some(c), _) => c.table(),
+            (None, Some(hint)) => format!("(none)\n{hint}"),
+            (None, None) => "(none)".into(),
         }
     }
 }
@@ -136,7 +137,11 @@ impl Render for CapsulePage {
         for c in &self.items {
             t.add_row(summary_row(c));
         }
-        format!("{t}\n{}", page_footer(self.items.len(), &self.pagination))
+        let mut out = format!("{t}\n{}", page_footer(self.items.len(), &self.pagination));
+        if let Some(hint) = &self.hint {
+            out.push_str(&format!("\n{hint}"));
+        }
+        out
     }
 }
 

@@ -283,6 +283,9 @@ pub struct MemoryRecallResponse {
     pub matched: i64,
     pub truncated: bool,
     pub budget: Budget,
+    /// Set when the workspace holds nothing in any family (see moss_workspaces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 /// `memory_forget`: by id(s), or by query, slot or context (bounded).

@@ -364,6 +364,9 @@ pub struct TasksContextResponse {
     pub pagination: SeqPagination,
     pub truncated: bool,
     pub budget: Budget,
+    /// Set when the workspace holds nothing in any family (see moss_workspaces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 /// `tasks_delta`: events after `since`, oldest first.

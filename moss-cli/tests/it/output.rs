@@ -120,6 +120,26 @@ async fn tables_of_every_family_show_nested_fields_and_local_times() {
     assert!(radar.contains("branch: task/TASK-001"), "{radar}");
 }
 
+/// An empty read of a workspace that holds nothing says so in a table too, for every family.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_of_an_empty_workspace_carry_the_hint() {
+    let d = TestDaemon::start().await;
+    let calls: [&[&str]; 4] = [
+        &["list", "-w", "nothing-here"],
+        &["latest", "-w", "nothing-here"],
+        &["tasks", "context", "-w", "nothing-here"],
+        &["mem", "recall", "-w", "nothing-here", "query=tabs"],
+    ];
+    for args in calls {
+        let mut args = args.to_vec();
+        args.extend(["--format", "table"]);
+        let out = moss(&d, &args, None).await;
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let table = String::from_utf8_lossy(&out.stdout);
+        assert!(table.contains("moss_workspaces"), "{args:?}:\n{table}");
+    }
+}
+
 /// `moss … | head`: a reader that closes stdout early ends the command quietly, exit 0, instead
 /// of a panic (exit 101) on the closed pipe.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

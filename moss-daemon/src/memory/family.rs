@@ -25,7 +25,9 @@ pub const MEMORY: Family = Family {
 
 const TOOLS: &[Tool] = &[
     tool!(MemoryStore, |app, req, _| app.memories.store(req)),
-    tool!(MemoryRecall, |app, req, _| app.memories.recall(req)),
+    tool!(MemoryRecall, |app, req, _| {
+        crate::moss::interface::memory_recall(app, req)
+    }),
     tool!(MemoryForget, |app, req, _| app.memories.forget(req)),
     tool!(MemoryRender, |app, req, _| app.memories.render(req)),
     tool!(MemorySources, |app, req, _| app.memories.sources(req)),

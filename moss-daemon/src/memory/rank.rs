@@ -609,6 +609,7 @@ pub fn recall(conn: &Connection, q: &Query, now: i64) -> Result<MemoryRecallResp
         matched: matched as i64,
         truncated: false,
         budget: crate::budget::blank_budget(),
+        hint: None,
     })
 }
 

@@ -70,6 +70,51 @@ pub async fn capsule_latest(
     Ok(resp)
 }
 
+/// `tasks_context`, with [`empty_hint`] on an empty first page, fitted again to the caps with
+/// the hint in.
+pub async fn tasks_context(
+    app: &App,
+    req: moss_client::tasks::TasksContextRequest,
+) -> Result<moss_client::tasks::TasksContextResponse> {
+    let read = crate::read::Read::new(app.config.output_max_chars, &req)?;
+    let first = req.cursor.is_none();
+    let mut resp = app.tasks.context(req).await?;
+    if first && resp.items.is_empty() {
+        resp.hint = empty_hint(app, read.ws()).await?;
+        if resp.hint.is_some() {
+            return read.fit(resp);
+        }
+    }
+    Ok(resp)
+}
+
+/// `memory_recall`, with [`empty_hint`] when nothing came back from a workspace that holds
+/// nothing, fitted again to the caps with the hint in.
+pub async fn memory_recall(
+    app: &App,
+    req: moss_client::memory::MemoryRecallRequest,
+) -> Result<moss_client::memory::MemoryRecallResponse> {
+    let caps = crate::budget::Caps::new(
+        app.config.output_max_chars,
+        req.max_chars,
+        req.max_bytes,
+        req.max_lines,
+    )?;
+    let ws = req
+        .workspace
+        .clone()
+        .filter(|w| !w.trim().is_empty())
+        .unwrap_or_else(|| crate::names::DEFAULT_WORKSPACE.to_string());
+    let mut resp = app.memories.recall(req).await?;
+    if resp.items.is_empty() {
+        resp.hint = empty_hint(app, &ws).await?;
+        if resp.hint.is_some() {
+            return crate::budget::fit(resp, &caps);
+        }
+    }
+    Ok(resp)
+}
+
 /// `moss_workspaces`: every workspace any family holds something in, most recent first.
 pub async fn workspaces(app: &App, _req: WorkspacesRequest) -> Result<WorkspacesResponse> {
     let counts = app

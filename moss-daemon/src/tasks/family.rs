@@ -30,7 +30,9 @@ const TOOLS: &[Tool] = &[
     tool!(TasksVerify, |app, req, _| app.tasks.verify(req)),
     tool!(TasksDone, |app, req, _| app.tasks.done(req)),
     tool!(TasksEdit, |app, req, _| app.tasks.edit(req)),
-    tool!(TasksContext, |app, req, _| app.tasks.context(req)),
+    tool!(TasksContext, |app, req, _| {
+        crate::moss::interface::tasks_context(app, req)
+    }),
     tool!(TasksDelta, |app, req, _| app.tasks.delta(req)),
     tool!(TasksFocusGet, |app, req, _| app.tasks.focus_get(req)),
     tool!(TasksFocusSet, |app, req, _| app.tasks.focus_set(req)),

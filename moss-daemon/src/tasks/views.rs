@@ -112,6 +112,7 @@ impl Tasks {
                 items,
                 truncated: false,
                 budget: blank_budget(),
+                hint: None,
             })
         })
         .await

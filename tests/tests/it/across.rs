@@ -665,3 +665,54 @@ async fn export_carries_the_task_link_and_import_keeps_it_where_the_task_exists(
     assert!(c["task"].is_null(), "{c}");
     assert_eq!(c["name"], "handoff", "{c}");
 }
+
+/// tasks_context and memory_recall of a workspace that holds nothing say so with the hint, over
+/// REST and MCP, within a small max_chars; a workspace that holds something gets none.
+#[tokio::test]
+async fn tasks_context_and_memory_recall_of_an_empty_workspace_hint_at_moss_workspaces() {
+    let d = TestDaemon::start().await;
+    seed(&d, "shop").await;
+    let hinted = |v: &Value| {
+        v["hint"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("moss_workspaces")
+    };
+    let v = ok(
+        &d,
+        "/tasks/context",
+        json!({"workspace": "nothing-here", "max_chars": 400}),
+    )
+    .await;
+    assert!(hinted(&v), "{v}");
+    assert!(chars(&v) <= 400, "{v}");
+    let v = ok(
+        &d,
+        "/memories/recall",
+        json!({"workspace": "nothing-here", "query": "tabs"}),
+    )
+    .await;
+    assert!(hinted(&v), "{v}");
+    // A workspace that holds things: no hint, even where the answer is empty.
+    let v = ok(&d, "/tasks/context", json!({"workspace": "shop"})).await;
+    assert!(v.get("hint").is_none(), "{v}");
+    let v = ok(
+        &d,
+        "/memories/recall",
+        json!({"workspace": "shop", "query": "nowhereword"}),
+    )
+    .await;
+    assert!(v.get("hint").is_none(), "{v}");
+    let mut mcp = d.mcp().await;
+    let v = mcp
+        .call_tool("tasks_context", json!({"workspace": "nothing-here"}))
+        .await;
+    assert!(v.to_string().contains("moss_workspaces"), "{v}");
+    let v = mcp
+        .call_tool(
+            "memory_recall",
+            json!({"workspace": "nothing-here", "query": "tabs"}),
+        )
+        .await;
+    assert!(v.to_string().contains("moss_workspaces"), "{v}");
+}
