@@ -400,7 +400,7 @@ impl Toolsets {
 
 /// Decodes a tool's arguments, naming the bad field in `INVALID_REQUEST`.
 pub fn decode_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
-    crate::api::json::decode_value(&format!("arguments for {tool}"), args)
+    crate::decode::decode_value(&format!("arguments for {tool}"), args)
 }
 
 /// Encodes a tool's response.

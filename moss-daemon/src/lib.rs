@@ -34,6 +34,7 @@ pub mod cancel;
 pub mod capsule;
 pub mod config;
 pub mod connections;
+pub mod decode;
 pub mod error;
 pub mod family;
 pub mod guard;

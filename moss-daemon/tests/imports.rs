@@ -12,6 +12,9 @@
 //! 3. A family (`capsule/`, `reasoning/`, `tasks/`, `memory/`) reaches another family only
 //!    through that family's declared interface, `crate::<family>::interface`; and no family file
 //!    climbs out of its folder with `super::super::` (which this test does not follow).
+//! 4. The registry (`family.rs`) and the MCP edge (`mcp/`) import no REST code (`api`). The
+//!    `tool!` macro's template names `$crate::api` for the routes it writes into a family's
+//!    table; that code is the family's, not the registry's.
 //!
 //! A failure names the file, the line and the path.
 
@@ -374,6 +377,30 @@ fn families_reach_each_other_only_through_their_interfaces() {
     assert!(
         bad.is_empty(),
         "families importing another family's private items:\n  {}",
+        bad.join("\n  ")
+    );
+}
+
+#[test]
+fn the_registry_and_mcp_import_no_rest_code() {
+    let (imports, _) = imports();
+    let mut bad = Vec::new();
+    for i in &imports {
+        let from = top_module(&i.file);
+        if (from != "family" && from != "mcp") || i.path.first().map(String::as_str) != Some("api")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(src().join(&i.file)).unwrap();
+        let line = text.lines().nth(i.line - 1).unwrap_or_default();
+        if line.contains("$crate::api") {
+            continue;
+        }
+        bad.push(i.describe());
+    }
+    assert!(
+        bad.is_empty(),
+        "the registry or the MCP edge importing REST code (move the shared part out of api/):\n  {}",
         bad.join("\n  ")
     );
 }
