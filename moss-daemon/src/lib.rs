@@ -50,6 +50,7 @@ pub mod paths;
 pub mod progress;
 pub mod read;
 pub mod reasoning;
+pub mod schema;
 pub mod search_text;
 pub mod server;
 pub mod shutdown;

@@ -60,7 +60,11 @@ fn run() -> anyhow::Result<()> {
         let home = MossHome::from_env()?;
         println!(
             "{}",
-            moss_daemon::store::backup::restore_home(&home, backup)?
+            moss_daemon::store::backup::restore_home(
+                &home,
+                backup,
+                moss_daemon::schema::version()
+            )?
         );
         return Ok(());
     }

@@ -181,6 +181,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
             read_pool_idle: config.read_pool_idle,
             search_tokenizer: config.search_tokenizer,
             search_sources: crate::app::SEARCH_SOURCES,
+            migrations: crate::schema::MIGRATIONS,
         },
     )
     .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db_path.display()))?;

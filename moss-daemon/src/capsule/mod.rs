@@ -44,6 +44,7 @@ pub mod history;
 pub mod import;
 pub mod interface;
 pub mod lint;
+pub mod migrations;
 pub mod query;
 pub mod rest;
 pub mod search;

@@ -34,6 +34,7 @@ pub(super) mod fixtures {
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
             search_sources: crate::app::SEARCH_SOURCES,
+            migrations: crate::schema::MIGRATIONS,
         };
         let (store, threads) =
             crate::store::Store::open(&dir.path().join("moss.db"), &opts).unwrap();

@@ -215,7 +215,7 @@ mod tests {
     #[test]
     fn versions_go_to_the_log_and_the_oldest_fall_off_it() {
         let mut conn = rusqlite::Connection::open_in_memory().unwrap();
-        crate::store::migrations::migrate(&mut conn).unwrap();
+        crate::store::migrations::migrate(&mut conn, crate::schema::MIGRATIONS).unwrap();
         for id in ["a", "b"] {
             conn.execute(
                 "INSERT INTO capsules(id, workspace_raw, workspace_norm, name_raw, name_norm,

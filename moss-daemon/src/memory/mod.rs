@@ -15,6 +15,7 @@ pub mod family;
 mod forget;
 pub mod interface;
 pub mod lua;
+pub mod migrations;
 pub mod rank;
 pub mod render;
 pub mod rest;

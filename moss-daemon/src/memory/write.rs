@@ -330,6 +330,7 @@ mod tests {
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
             search_sources: crate::app::SEARCH_SOURCES,
+            migrations: crate::schema::MIGRATIONS,
         };
         let (store, _threads) =
             crate::store::Store::open(&dir.path().join("moss.db"), &opts).unwrap();
@@ -398,6 +399,7 @@ mod tests {
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
             search_sources: crate::app::SEARCH_SOURCES,
+            migrations: crate::schema::MIGRATIONS,
         };
         let (store, _threads) =
             crate::store::Store::open(&dir.path().join("moss.db"), &opts).unwrap();

@@ -13,7 +13,6 @@ use crate::budget::Fit;
 use crate::budget::blank_budget;
 use crate::error::{Error, Result};
 use crate::read::Read;
-use crate::store::migrations;
 
 impl Fit for BranchListResponse {
     fn units(&self) -> usize {
@@ -50,7 +49,7 @@ impl Reasoning {
                     checkout: refs::checkout(ctx, &ws)?,
                     workspace: ws,
                     storage_dir,
-                    schema_version: migrations::MIGRATIONS.len() as i64,
+                    schema_version: crate::schema::version() as i64,
                 })
             })
             .await
@@ -85,7 +84,7 @@ impl Reasoning {
                 Ok(ReasoningStatus {
                     checkout: refs::checkout(conn, &ws)?,
                     workspace: ws,
-                    schema_version: migrations::MIGRATIONS.len() as i64,
+                    schema_version: crate::schema::version() as i64,
                     branches: branches + 1,
                     last_event_id: last_event.map(|(s, _)| crate::tasks::interface::event_id(s)),
                     last_event_ts: last_event.map(|(_, t)| t / 1000),

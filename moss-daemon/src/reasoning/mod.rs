@@ -21,6 +21,7 @@ pub mod docs;
 pub mod family;
 pub mod graph;
 pub mod interface;
+pub mod migrations;
 pub mod refs;
 pub mod search;
 pub mod search_source;

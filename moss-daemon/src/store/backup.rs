@@ -122,8 +122,9 @@ fn facts(conn: &Connection) -> Result<(u32, i64)> {
     Ok((version, seq))
 }
 
-/// Checks that `path` is a Moss database this build can open: `(schema_version, sequence)`.
-pub fn check_backup(path: &Path) -> Result<(u32, i64)> {
+/// Checks that `path` is a Moss database this build can open (schema version 1 to `latest`):
+/// `(schema_version, sequence)`.
+pub fn check_backup(path: &Path, latest: u32) -> Result<(u32, i64)> {
     let bad = |why: String| {
         Error::invalid(format!(
             "{} is not a Moss backup this build can restore: {why}",
@@ -145,7 +146,6 @@ pub fn check_backup(path: &Path) -> Result<(u32, i64)> {
     let version: u32 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(|e| bad(e.to_string()))?;
-    let latest = super::migrations::MIGRATIONS.len() as u32;
     if version == 0 || version > latest {
         return Err(bad(format!(
             "its schema version is {version}; this build knows 1 to {latest}"
@@ -177,9 +177,9 @@ pub struct Restored {
 
 /// Puts the backup at `backup` in place of the database at `db` (no daemon may serve it: the
 /// caller holds its lock). See the module doc. `stamp` names the copy kept aside.
-pub fn restore(db: &Path, backup: &Path, stamp: &str) -> Result<Restored> {
+pub fn restore(db: &Path, backup: &Path, stamp: &str, latest: u32) -> Result<Restored> {
     let fts = super::fts::index_path(db);
-    let (schema_version, sequence) = check_backup(backup)?;
+    let (schema_version, sequence) = check_backup(backup, latest)?;
     let dir = db.parent().expect("the database is in a directory");
     // Never over an earlier one (a restore within the same second): `-1`, `-2`, … appended.
     let kept_aside = (0..)
@@ -238,13 +238,13 @@ pub fn restore(db: &Path, backup: &Path, stamp: &str) -> Result<Restored> {
 
 /// `mossd --restore-backup PATH`: takes the database's lock (refused while a daemon serves it),
 /// restores, and says what it did and how to undo it.
-pub fn restore_home(home: &crate::MossHome, backup: &Path) -> anyhow::Result<String> {
+pub fn restore_home(home: &crate::MossHome, backup: &Path, latest: u32) -> anyhow::Result<String> {
     let mut lock = crate::home::DbLock::acquire(&home.lock_path())?;
     lock.describe_holder(&format!("restoring a backup, pid {}", std::process::id()))?;
     let stamp = chrono::Utc::now().format("%Y-%m-%dT%H%M%S").to_string();
     let backup = std::path::absolute(backup).unwrap_or_else(|_| backup.to_path_buf());
     let db = home.db_path();
-    let r = restore(&db, &backup, &stamp).map_err(|e| anyhow::anyhow!(e.0.message))?;
+    let r = restore(&db, &backup, &stamp, latest).map_err(|e| anyhow::anyhow!(e.0.message))?;
     Ok(format!(
         "restored {} into {} (schema version {}, sequence {}); the store it replaced is kept \
          as {}. The full-text index is rebuilt at the next start. To undo: moss \

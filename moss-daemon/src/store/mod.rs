@@ -3,7 +3,8 @@
 //! - [`checkpointer`]: WAL checkpoints on their own thread, off the writer's path.
 //! - [`fts`]: the full-text indexer thread and its index file, serving the sources the
 //!   families declare (handed in through [`StoreOptions::search_sources`]).
-//! - [`migrations`]: numbered schema migrations under `PRAGMA user_version`.
+//! - [`migrations`]: numbered schema migrations under `PRAGMA user_version`, as the families
+//!   list them (handed in through [`StoreOptions::migrations`]).
 //! - [`writer`]: the only connection that writes, with group commit, and the database's
 //!   sequence.
 //! - [`readers`]: read-only connections for queries.
@@ -69,6 +70,8 @@ pub struct StoreOptions {
     /// The tables kept searchable, as the families declare them, in the order of the indexer's
     /// rounds: each gets its index and its commit signal ([`Writer::commits`]).
     pub search_sources: &'static [&'static Source],
+    /// The families' migration lists, applied in their one global order at open.
+    pub migrations: &'static [&'static [migrations::Migration]],
 }
 
 /// The database: a writer (which hands out the database's sequence to its jobs), a read pool,
@@ -102,7 +105,7 @@ impl Store {
              PRAGMA wal_autocheckpoint = 0; -- see checkpointer
              PRAGMA journal_size_limit = 67108864;"
         ))?;
-        migrations::migrate(&mut conn)?;
+        migrations::migrate(&mut conn, opts.migrations)?;
         conn.set_prepared_statement_cache_capacity(WRITER_STATEMENT_CACHE);
         restrict_modes(path);
         let wal_restart = Arc::new(checkpointer::WalRestart::default());
@@ -264,6 +267,7 @@ mod tests {
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
             search_sources: SOURCES,
+            migrations: crate::schema::MIGRATIONS,
         };
         let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
         (store, threads, dir)
@@ -333,6 +337,7 @@ mod tests {
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
             search_sources: SOURCES,
+            migrations: crate::schema::MIGRATIONS,
         };
         async fn write(store: &Store, sql: &'static str) -> i64 {
             store
@@ -575,6 +580,7 @@ mod tests {
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
             search_sources: SOURCES,
+            migrations: crate::schema::MIGRATIONS,
         };
         let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
         let left: i64 = store

@@ -676,6 +676,7 @@ mod tests {
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
             search_sources: crate::app::SEARCH_SOURCES,
+            migrations: crate::schema::MIGRATIONS,
         };
         let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
         let tasks = Tasks::new(store.clone(), Arc::new(Config::default()));

@@ -182,14 +182,24 @@ async fn a_backup_restored_brings_back_every_family_as_it_was() {
     assert_eq!(changed["tasks"], true);
 
     // Refused while a daemon serves the store.
-    let err = restore_home(&MossHome::at(d.home_path()), path.as_ref()).unwrap_err();
+    let err = restore_home(
+        &MossHome::at(d.home_path()),
+        path.as_ref(),
+        moss_daemon::schema::version(),
+    )
+    .unwrap_err();
     assert!(
         err.to_string().contains("already owns this database"),
         "{err}"
     );
 
     let home = d.stop_keeping_home().await;
-    let notice = restore_home(&MossHome::at(home.path()), path.as_ref()).unwrap();
+    let notice = restore_home(
+        &MossHome::at(home.path()),
+        path.as_ref(),
+        moss_daemon::schema::version(),
+    )
+    .unwrap();
     let aside = notice
         .split("kept as ")
         .nth(1)
@@ -206,6 +216,7 @@ async fn a_backup_restored_brings_back_every_family_as_it_was() {
     let err = restore_home(
         &MossHome::at(home.path()),
         &home.path().join("exports/junk.db"),
+        moss_daemon::schema::version(),
     )
     .unwrap_err();
     assert!(err.to_string().contains("is not a Moss backup"), "{err}");
@@ -220,7 +231,12 @@ async fn a_backup_restored_brings_back_every_family_as_it_was() {
 
     // And back: the store kept aside is itself a backup.
     let home = d.stop_keeping_home().await;
-    restore_home(&MossHome::at(home.path()), aside.as_ref()).unwrap();
+    restore_home(
+        &MossHome::at(home.path()),
+        aside.as_ref(),
+        moss_daemon::schema::version(),
+    )
+    .unwrap();
     let d = TestDaemon::start_in(home, None).await;
     assert_eq!(state(&d).await, changed);
     d.stop().await;

@@ -55,7 +55,7 @@ fn setup(n: i64) -> (tempfile::TempDir, Connection, Connection) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("moss.db");
     let mut main = Connection::open(&db).unwrap();
-    crate::store::migrations::migrate(&mut main).unwrap();
+    crate::store::migrations::migrate(&mut main, crate::schema::MIGRATIONS).unwrap();
     add_capsules(&main, 1, n);
     let mut fts = Connection::open(index_path(&db)).unwrap();
     prepare_index(&mut fts, &[Plan::new(&CAPSULES)]).unwrap();
@@ -221,7 +221,7 @@ fn single_source_file() -> (tempfile::TempDir, Connection, Connection) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("moss.db");
     let mut main = Connection::open(&db).unwrap();
-    crate::store::migrations::migrate(&mut main).unwrap();
+    crate::store::migrations::migrate(&mut main, crate::schema::MIGRATIONS).unwrap();
     add_capsules(&main, 1, 5);
     let fts = Connection::open(index_path(&db)).unwrap();
     fts.execute_batch(
@@ -301,7 +301,7 @@ fn an_unstemmed_index_is_rebuilt_once_and_then_matches_word_forms() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("moss.db");
     let mut main = Connection::open(&db).unwrap();
-    crate::store::migrations::migrate(&mut main).unwrap();
+    crate::store::migrations::migrate(&mut main, crate::schema::MIGRATIONS).unwrap();
     let mut fts = Connection::open(index_path(&db)).unwrap();
     main.execute(
         "INSERT INTO capsules(id, workspace_raw, workspace_norm, title, capsule_text,

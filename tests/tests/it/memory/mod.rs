@@ -390,6 +390,7 @@ async fn storing_known_knowledge_again_makes_it_recent() {
         read_pool_idle: 1,
         search_tokenizer: Default::default(),
         search_sources: moss_daemon::app::SEARCH_SOURCES,
+        migrations: moss_daemon::schema::MIGRATIONS,
     };
     let (db, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
     let mem = Memories::new(

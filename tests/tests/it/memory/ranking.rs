@@ -78,6 +78,7 @@ async fn moss_ranking_beats_bm25_and_weight_then_recency_on_the_fixture() {
         read_pool_idle: 1,
         search_tokenizer: Default::default(),
         search_sources: moss_daemon::app::SEARCH_SOURCES,
+        migrations: moss_daemon::schema::MIGRATIONS,
     };
     let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
     let config = Arc::new(Config::default());

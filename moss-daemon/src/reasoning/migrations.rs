@@ -1,0 +1,175 @@
+//! The reasoning family's schema migrations. Their numbers are the database's one global order
+//! (`PRAGMA user_version`); the store applies every family's list in that order (see
+//! [`crate::schema`]). An existing migration is never edited: a change is a new entry with the
+//! next free number.
+
+use crate::store::migrations::Migration;
+
+/// The reasoning family's migrations, by version. Migration 4 also creates the tables of
+/// plans and tasks, which the tasks toolset keeps.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 4,
+    // Reasoning memory and plans/tasks. Every `seq` is a number of the store's sequence, so
+    // entries, graph versions, conflicts, items and events are ordered across the database.
+    // Entries and versions are append-only; a branch's view is computed from its base chain
+    // (see reasoning::branches), never copied.
+    sql: r#"
+    CREATE TABLE reasoning_branches (
+      workspace     TEXT NOT NULL,
+      name          TEXT NOT NULL,
+      base_branch   TEXT,
+      base_seq      INTEGER,
+      created_seq   INTEGER NOT NULL,
+      created_at_ms INTEGER NOT NULL,
+      PRIMARY KEY (workspace, name)
+    ) WITHOUT ROWID;
+    CREATE INDEX reasoning_branches_created ON reasoning_branches(workspace, created_seq);
+
+    CREATE TABLE reasoning_checkout (
+      workspace TEXT PRIMARY KEY,
+      branch    TEXT NOT NULL
+    ) WITHOUT ROWID;
+
+    CREATE TABLE reasoning_entries (
+      seq             INTEGER PRIMARY KEY,
+      workspace       TEXT NOT NULL,
+      branch          TEXT NOT NULL,
+      doc             TEXT NOT NULL,
+      ts_ms           INTEGER NOT NULL,
+      kind            TEXT NOT NULL,
+      title           TEXT,
+      format          TEXT,
+      meta_json       TEXT,
+      content         TEXT,
+      source_event_id TEXT,
+      event_type      TEXT,
+      task_id         TEXT,
+      path            TEXT,
+      payload_json    TEXT
+    );
+    CREATE INDEX reasoning_entries_doc ON reasoning_entries(workspace, branch, doc, seq);
+    CREATE INDEX reasoning_entries_branch ON reasoning_entries(workspace, branch, seq);
+    CREATE UNIQUE INDEX reasoning_entries_source
+      ON reasoning_entries(workspace, branch, doc, source_event_id)
+      WHERE source_event_id IS NOT NULL;
+
+    CREATE TABLE reasoning_entries_fts_queue (seq INTEGER PRIMARY KEY, doc INTEGER NOT NULL);
+    CREATE TRIGGER reasoning_entries_fts_insert AFTER INSERT ON reasoning_entries
+    WHEN new.content IS NOT NULL OR new.title IS NOT NULL BEGIN
+      INSERT INTO reasoning_entries_fts_queue(doc) VALUES (new.seq);
+    END;
+    CREATE TRIGGER reasoning_entries_fts_delete AFTER DELETE ON reasoning_entries BEGIN
+      INSERT INTO reasoning_entries_fts_queue(doc) VALUES (old.seq);
+    END;
+
+    CREATE TABLE graph_nodes (
+      seq       INTEGER PRIMARY KEY,
+      workspace TEXT NOT NULL,
+      branch    TEXT NOT NULL,
+      doc       TEXT NOT NULL,
+      id        TEXT NOT NULL,
+      ts_ms     INTEGER NOT NULL,
+      type      TEXT,
+      title     TEXT,
+      text      TEXT,
+      status    TEXT,
+      tags_json TEXT,
+      meta_json TEXT,
+      deleted   INTEGER NOT NULL
+    );
+    CREATE INDEX graph_nodes_key ON graph_nodes(workspace, branch, doc, id, seq);
+    CREATE INDEX graph_nodes_recent ON graph_nodes(workspace, branch, doc, seq);
+
+    CREATE TABLE graph_edges (
+      seq       INTEGER PRIMARY KEY,
+      workspace TEXT NOT NULL,
+      branch    TEXT NOT NULL,
+      doc       TEXT NOT NULL,
+      src       TEXT NOT NULL,
+      rel       TEXT NOT NULL,
+      dst       TEXT NOT NULL,
+      ts_ms     INTEGER NOT NULL,
+      meta_json TEXT,
+      deleted   INTEGER NOT NULL
+    );
+    CREATE INDEX graph_edges_key ON graph_edges(workspace, branch, doc, src, rel, dst, seq);
+    CREATE INDEX graph_edges_recent ON graph_edges(workspace, branch, doc, seq);
+    CREATE INDEX graph_edges_dst ON graph_edges(workspace, branch, doc, dst, seq);
+
+    CREATE TABLE graph_conflicts (
+      conflict_id    TEXT PRIMARY KEY,
+      seq            INTEGER NOT NULL,
+      workspace      TEXT NOT NULL,
+      from_branch    TEXT NOT NULL,
+      into_branch    TEXT NOT NULL,
+      doc            TEXT NOT NULL,
+      kind           TEXT NOT NULL,
+      key            TEXT NOT NULL,
+      base_json      TEXT,
+      theirs_json    TEXT,
+      ours_json      TEXT,
+      status         TEXT NOT NULL,
+      resolution     TEXT,
+      created_at_ms  INTEGER NOT NULL,
+      resolved_at_ms INTEGER
+    ) WITHOUT ROWID;
+    CREATE INDEX graph_conflicts_into ON graph_conflicts(workspace, into_branch, doc, seq);
+
+    CREATE TABLE task_items (
+      workspace     TEXT NOT NULL,
+      id            TEXT NOT NULL,
+      kind          TEXT NOT NULL,
+      parent        TEXT,
+      title         TEXT NOT NULL,
+      description   TEXT,
+      contract      TEXT,
+      contract_json TEXT,
+      revision      INTEGER NOT NULL,
+      seq           INTEGER NOT NULL,
+      created_at_ms INTEGER NOT NULL,
+      updated_at_ms INTEGER NOT NULL,
+      PRIMARY KEY (workspace, id)
+    ) WITHOUT ROWID;
+    CREATE INDEX task_items_seq ON task_items(workspace, seq);
+
+    CREATE TABLE task_counters (
+      workspace TEXT NOT NULL,
+      kind      TEXT NOT NULL,
+      last      INTEGER NOT NULL,
+      PRIMARY KEY (workspace, kind)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE task_steps (
+      workspace          TEXT NOT NULL,
+      task               TEXT NOT NULL,
+      step_id            TEXT NOT NULL,
+      parent_step        TEXT,
+      ordinal            INTEGER NOT NULL,
+      title              TEXT NOT NULL,
+      criteria_json      TEXT NOT NULL,
+      tests_json         TEXT NOT NULL,
+      blockers_json      TEXT NOT NULL,
+      criteria_confirmed INTEGER NOT NULL DEFAULT 0,
+      tests_confirmed    INTEGER NOT NULL DEFAULT 0,
+      done               INTEGER NOT NULL DEFAULT 0,
+      done_at_ms         INTEGER,
+      PRIMARY KEY (workspace, task, step_id)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE task_events (
+      seq          INTEGER PRIMARY KEY,
+      workspace    TEXT NOT NULL,
+      ts_ms        INTEGER NOT NULL,
+      task_id      TEXT NOT NULL,
+      path         TEXT,
+      type         TEXT NOT NULL,
+      payload_json TEXT NOT NULL
+    );
+    CREATE INDEX task_events_workspace ON task_events(workspace, seq);
+
+    CREATE TABLE task_focus (
+      workspace TEXT PRIMARY KEY,
+      task      TEXT NOT NULL
+    ) WITHOUT ROWID;
+    "#,
+}];

@@ -1,0 +1,328 @@
+//! The database's schema: every family's migrations, gathered for the store, which knows
+//! families only through the lists it is handed. The numbers form one global order; a new
+//! migration takes the next free number in its family's list.
+
+use crate::store::migrations::{self, Migration};
+
+/// Every migration list, in no particular order (the store orders them by version).
+pub static MIGRATIONS: &[&[Migration]] = &[
+    migrations::STORE,
+    crate::capsule::migrations::MIGRATIONS,
+    crate::reasoning::migrations::MIGRATIONS,
+    crate::memory::migrations::MIGRATIONS,
+];
+
+/// The schema version this build brings a database to.
+pub fn version() -> u32 {
+    migrations::latest(MIGRATIONS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::migrations::migrate;
+    use crate::store::migrations::ordered;
+    use rusqlite::Connection;
+
+    /// Applies the first `n` migrations, as a database of version `n` has them.
+    fn up_to(conn: &Connection, n: usize) {
+        for m in &ordered(MIGRATIONS).unwrap()[..n] {
+            conn.execute_batch(m.sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", n as u32).unwrap();
+    }
+
+    #[test]
+    fn migrations_apply_once_and_are_idempotent() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(migrate(&mut conn, MIGRATIONS).unwrap(), version());
+        assert_eq!(migrate(&mut conn, MIGRATIONS).unwrap(), version());
+        let v: u32 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, version());
+    }
+
+    #[test]
+    fn text_changes_are_queued_for_the_indexer() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, MIGRATIONS).unwrap();
+        conn.execute(
+            "INSERT INTO capsules(id, workspace_raw, workspace_norm, title, capsule_text,
+               capsule_chars, tokens_estimate, created_at, updated_at, seq)
+             VALUES ('a', 'w', 'w', 'Alpha', 'redis cache', 11, 3, 1, 1, 1)",
+            [],
+        )
+        .unwrap();
+        conn.execute("UPDATE capsules SET phase = 'x' WHERE id = 'a'", [])
+            .unwrap();
+        conn.execute("UPDATE capsules SET capsule_text = 'pg' WHERE id = 'a'", [])
+            .unwrap();
+        conn.execute("DELETE FROM capsules WHERE id = 'a'", [])
+            .unwrap();
+        let queued: i64 = conn
+            .query_row("SELECT count(*) FROM capsules_fts_queue", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            queued, 3,
+            "insert, text update, delete; not the metadata update"
+        );
+    }
+
+    #[test]
+    fn purging_a_capsule_takes_its_versions_and_evidence() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, MIGRATIONS).unwrap();
+        for id in ["a", "b"] {
+            conn.execute(
+                "INSERT INTO capsules(id, workspace_raw, workspace_norm, capsule_text,
+                   capsule_chars, tokens_estimate, created_at, updated_at, seq)
+                 VALUES (?1, 'w', 'w', 'text', 4, 1, 1, 1, 1)",
+                [id],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO capsule_evidence(capsule_id, evidence_json) VALUES (?1, '[]')",
+                [id],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO capsule_versions(capsule_id, revision, capsule_text, capsule_chars,
+                   tokens_estimate, updated_at) VALUES (?1, 1, 'old', 3, 1, 1)",
+                [id],
+            )
+            .unwrap();
+            conn.execute(
+                "UPDATE capsules SET versions_json = json_array(last_insert_rowid())
+                 WHERE id = ?1",
+                [id],
+            )
+            .unwrap();
+        }
+        conn.execute("DELETE FROM capsules WHERE id = 'a'", [])
+            .unwrap();
+        for table in ["capsule_evidence", "capsule_versions"] {
+            let left: Vec<String> = conn
+                .prepare(&format!("SELECT capsule_id FROM {table}"))
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert_eq!(left, ["b"], "{table}");
+        }
+    }
+
+    #[test]
+    fn a_version_10_database_keeps_its_capsule_versions_in_order_in_the_log() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        up_to(&conn, 10);
+        conn.execute_batch(
+            "INSERT INTO capsules(id, workspace_raw, workspace_norm, capsule_text, capsule_chars,
+               tokens_estimate, created_at, updated_at, seq, revision)
+             VALUES ('a', 'w', 'w', 'a now', 5, 2, 1, 9, 1, 4),
+                    ('b', 'w', 'w', 'b now', 5, 2, 1, 9, 2, 2),
+                    ('c', 'w', 'w', 'c now', 5, 2, 1, 9, 3, 1);
+             INSERT INTO capsule_versions(capsule_id, revision, capsule_text, capsule_chars,
+               tokens_estimate, updated_at, evidence_json)
+             VALUES ('b', 1, 'b one', 5, 2, 1, NULL),
+                    ('a', 3, 'a three', 7, 2, 3, x'01'),
+                    ('a', 1, 'a one', 5, 2, 1, NULL),
+                    ('a', 2, 'a two', 5, 2, 2, NULL),
+                    ('gone', 1, 'purged before', 13, 2, 1, NULL);",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn, MIGRATIONS).unwrap(), version());
+        let newest_first = |id: &str| -> Vec<(i64, String)> {
+            conn.prepare(
+                "SELECT v.revision, CAST(v.capsule_text AS TEXT)
+                 FROM capsules c, json_each(c.versions_json) j
+                 JOIN capsule_versions v ON v.vid = j.value
+                 WHERE c.id = ?1 ORDER BY j.key",
+            )
+            .unwrap()
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+        };
+        let a = newest_first("a");
+        assert_eq!(
+            a,
+            [
+                (3, "a three".into()),
+                (2, "a two".into()),
+                (1, "a one".into())
+            ]
+        );
+        assert_eq!(newest_first("b"), [(1, "b one".into())]);
+        let c: Option<String> = conn
+            .query_row(
+                "SELECT versions_json FROM capsules WHERE id = 'c'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(c, None, "a capsule without versions has no list");
+        let (rows, evidence): (i64, Vec<u8>) = conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM capsule_versions), evidence_json
+                 FROM capsule_versions WHERE revision = 3",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            rows, 4,
+            "versions of a capsule already purged are not carried"
+        );
+        assert_eq!(evidence, [1]);
+        let index: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'idx_capsule_versions'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(index, 0, "the list is the index");
+        conn.execute("DELETE FROM capsules WHERE id = 'a'", [])
+            .unwrap();
+        let left: i64 = conn
+            .query_row("SELECT count(*) FROM capsule_versions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 1, "purging a takes its three versions, not b's");
+    }
+
+    #[test]
+    fn a_version_1_database_gets_ascending_time_indexes_and_keeps_its_rows() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        up_to(&conn, 1);
+        conn.execute(
+            "INSERT INTO capsules(id, workspace_raw, workspace_norm, capsule_text, capsule_chars,
+               tokens_estimate, created_at, updated_at, seq)
+             VALUES ('a', 'w', 'w', 'text', 4, 1, 1, 1, 1)",
+            [],
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn, MIGRATIONS).unwrap(), version());
+        for index in [
+            "idx_capsules_workspace_updated",
+            "idx_capsules_updated",
+            "idx_capsules_workspace_name_deleted",
+        ] {
+            let descending: i64 = conn
+                .query_row(
+                    &format!("SELECT count(*) FROM pragma_index_xinfo('{index}') WHERE desc"),
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(descending, 0, "{index}");
+        }
+        let id: String = conn
+            .query_row(
+                "SELECT id FROM capsules WHERE workspace_norm = 'w' ORDER BY updated_at DESC",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(id, "a");
+    }
+
+    #[test]
+    fn a_version_5_database_keeps_its_memories_findable_by_identity_and_context() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        up_to(&conn, 5);
+        conn.execute_batch(
+            "INSERT INTO memories(rid, id, workspace, session, identity, content, contexts_json,
+               contexts_text, context_count, weight, seq, created_at, updated_at)
+             VALUES (1, 'a', 'w', '', x'01', 'on two files', '[\"A.py\",\"b.py\"]', 'A.py b.py',
+                     2, 1.0, 1, 1, 1),
+                    (2, 'b', 'w', 's', x'02', 'no context', '[]', '', 0, 1.0, 2, 1, 1);
+             INSERT INTO memory_contexts(workspace, context, rid, basename)
+             VALUES ('w', 'a.py', 1, 'a.py'), ('w', 'b.py', 1, 'b.py');",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn, MIGRATIONS).unwrap(), version());
+        let rows: Vec<(String, String, Vec<u8>, i64)> = conn
+            .prepare("SELECT context, session, identity, rid FROM memory_contexts ORDER BY context")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                (String::new(), "s".to_string(), vec![2], 2),
+                ("a.py".to_string(), String::new(), vec![1], 1),
+                ("b.py".to_string(), String::new(), vec![1], 1),
+            ]
+        );
+        let identity_index: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'memories_identity'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(identity_index, 0);
+    }
+
+    #[test]
+    fn the_sequence_starts_at_the_highest_capsule_seq() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        up_to(&conn, 2);
+        conn.execute(
+            "INSERT INTO capsules(id, workspace_raw, workspace_norm, capsule_text, capsule_chars,
+               tokens_estimate, created_at, updated_at, seq)
+             VALUES ('a', 'w', 'w', 'text', 4, 1, 1, 1, 41),
+                    ('b', 'w', 'w', 'text', 4, 1, 1, 1, 7)",
+            [],
+        )
+        .unwrap();
+        migrate(&mut conn, MIGRATIONS).unwrap();
+        let value: i64 = conn
+            .query_row("SELECT value FROM store_sequence WHERE id = 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(value, 41);
+        let mut empty = Connection::open_in_memory().unwrap();
+        migrate(&mut empty, MIGRATIONS).unwrap();
+        let value: i64 = empty
+            .query_row("SELECT value FROM store_sequence", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(value, 0, "a new database starts at 0");
+    }
+
+    /// The plan of `sql` on a migrated database, one detail per line.
+    fn plan(conn: &Connection, sql: &str) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let rows = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap();
+        rows.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn newest_first_pages_read_an_index_without_sorting() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, MIGRATIONS).unwrap();
+        let order = "ORDER BY updated_at DESC, seq DESC LIMIT 20";
+        for (sql, index) in [
+            (
+                format!(
+                    "SELECT id FROM capsules WHERE workspace_norm = 'w' AND deleted_at IS NULL {order}"
+                ),
+                "idx_capsules_workspace_updated",
+            ),
+            (
+                format!("SELECT id FROM capsules WHERE deleted_at IS NULL {order}"),
+                "idx_capsules_updated",
+            ),
+        ] {
+            let p = plan(&conn, &sql);
+            assert!(p.contains(index), "{sql}: {p}");
+            assert!(!p.contains("TEMP B-TREE"), "{sql} sorts: {p}");
+        }
+    }
+}
