@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::fields::{self, Address};
 use super::sections::{self, Section};
-use super::{Capsules, Guard, Wanted, not_found, query};
+use super::{Capsules, Guard, query};
 use crate::error::{Error, Result};
 use crate::store::now;
 
@@ -188,10 +188,7 @@ impl Capsules {
         self.store
             .writer
             .run(move |conn| {
-                let Some(row) = query::active(conn, &addr)? else {
-                    return Err(not_found(conn, &addr, Wanted::Change));
-                };
-                guard.check(&row, &addr)?;
+                let row = guard.row(conn, &addr)?;
                 let id = row.id;
                 let (text, workspace, name): (String, String, Option<String>) = conn
                     .prepare_cached(

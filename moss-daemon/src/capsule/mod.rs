@@ -421,11 +421,7 @@ impl Capsules {
         self.store
             .writer
             .run(move |conn| {
-                let Some(row) = query::active(conn, &addr)? else {
-                    return Err(not_found(conn, &addr, Wanted::Change));
-                };
-                guard.check(&row, &addr)?;
-                let id = row.id;
+                let id = guard.row(conn, &addr)?.id;
                 let versions = save_version(conn, &id, keep)?;
                 let mut params: Vec<rusqlite::types::Value> = Vec::new();
                 let mut assignments = Vec::new();
@@ -709,6 +705,16 @@ pub(crate) struct Guard {
 }
 
 impl Guard {
+    /// The prologue of every guarded change, in its writer job: the active capsule at `addr`
+    /// (404, saying why a soft-deleted one cannot change), checked against the guard.
+    pub(crate) fn row(&self, conn: &Connection, addr: &Address) -> Result<ActiveRow> {
+        let Some(row) = query::active(conn, addr)? else {
+            return Err(not_found(conn, addr, Wanted::Change));
+        };
+        self.check(&row, addr)?;
+        Ok(row)
+    }
+
     /// 409 CONFLICT, carrying the current `updated_at` and `revision`, when the capsule moved on.
     pub(crate) fn check(&self, row: &ActiveRow, addr: &Address) -> Result<()> {
         let stale = match (self.if_revision, self.if_updated_at) {

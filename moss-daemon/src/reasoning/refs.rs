@@ -210,6 +210,24 @@ pub struct Naming {
     pub fields: &'static [(&'static str, &'static str)],
 }
 
+impl Naming {
+    /// A graph read or write whose document field is `doc` (usually `graph`).
+    pub const fn graph(tool: &'static str) -> Naming {
+        Naming {
+            tool,
+            fields: &[("doc", "graph")],
+        }
+    }
+
+    /// A card tool, whose graph document field is `graph_doc` (usually `graph`).
+    pub const fn graph_doc(tool: &'static str) -> Naming {
+        Naming {
+            tool,
+            fields: &[("graph_doc", "graph")],
+        }
+    }
+}
+
 /// The branch of `(target?, branch?)`: `branch`, else the target's branch, else the checkout;
 /// with the target's `reasoning_ref`.
 pub fn branch_of(

@@ -543,10 +543,7 @@ impl Reasoning {
                 req.target.as_deref(),
                 req.branch.as_deref(),
                 req.graph_doc.as_deref(),
-                &Naming {
-                    tool: "branchmind_think_context",
-                    fields: &[("graph_doc", "graph")],
-                },
+                &Naming::graph_doc("branchmind_think_context"),
             )?;
             let nodes = graph::all_nodes(conn, &ws, &sources, &at.doc)?;
             let by_type = graph::count_by_type(&nodes, &SUPPORTED_TYPES);
@@ -584,10 +581,7 @@ impl Reasoning {
                     req.target.as_deref(),
                     req.branch.as_deref(),
                     req.graph_doc.as_deref(),
-                    &Naming {
-                        tool: "branchmind_think_next",
-                        fields: &[("graph_doc", "graph")],
-                    },
+                    &Naming::graph_doc("branchmind_think_next"),
                 )?;
                 let nodes = graph::all_nodes(conn, &ws, &sources, &at.doc)?;
                 let edges: Vec<GraphEdge> = graph::all_edges(conn, &ws, &sources, &at.doc)?

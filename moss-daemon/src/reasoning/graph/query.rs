@@ -320,10 +320,7 @@ impl Reasoning {
                 req.target.as_deref(),
                 req.branch.as_deref(),
                 req.doc.as_deref(),
-                &Naming {
-                    tool: "branchmind_graph_query",
-                    fields: &[("doc", "graph")],
-                },
+                &Naming::graph("branchmind_graph_query"),
             )?;
             let rows = query_nodes(conn, &ws, &sources, &at.doc, &filters, cursor, limit)?;
             let (nodes, pagination) = page_of(rows, cursor, limit, |n| n.last_seq);
@@ -357,10 +354,7 @@ impl Reasoning {
                 req.target.as_deref(),
                 req.branch.as_deref(),
                 req.doc.as_deref(),
-                &Naming {
-                    tool: "branchmind_graph_validate",
-                    fields: &[("doc", "graph")],
-                },
+                &Naming::graph("branchmind_graph_validate"),
             )?;
             let nodes = all_nodes(conn, &ws, &sources, &at.doc)?;
             let live_nodes: HashSet<&str> = nodes

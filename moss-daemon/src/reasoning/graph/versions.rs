@@ -391,10 +391,7 @@ impl Reasoning {
                     req.branch.as_deref(),
                     req.doc.as_deref(),
                     |r| &r.graph_doc,
-                    &Naming {
-                        tool: "branchmind_graph_apply",
-                        fields: &[("doc", "graph")],
-                    },
+                    &Naming::graph("branchmind_graph_apply"),
                 )?;
                 refs::existing_branch(ctx, &ws, "branch", &at.branch)?;
                 let mut applied = GraphApplied::default();
