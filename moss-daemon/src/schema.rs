@@ -12,6 +12,27 @@ pub static MIGRATIONS: &[&[Migration]] = &[
     crate::memory::migrations::MIGRATIONS,
 ];
 
+/// The options a store is opened with under `config`: every family's full-text sources and
+/// migrations.
+pub fn store_options(config: &crate::config::Config) -> crate::store::StoreOptions {
+    crate::store::StoreOptions {
+        durability: config.durability,
+        read_pool_size: config.read_pool_size,
+        read_pool_idle: config.read_pool_idle,
+        search_tokenizer: config.search_tokenizer,
+        search_sources: crate::app::SEARCH_SOURCES,
+        migrations: MIGRATIONS,
+    }
+}
+
+/// The store at `path`, opened (created and migrated) as a daemon of the default configuration
+/// opens it: for tests and tools that need the families' tables without a daemon.
+pub fn open_default(
+    path: &std::path::Path,
+) -> crate::error::Result<(crate::store::Store, crate::store::StoreThreads)> {
+    crate::store::Store::open(path, &store_options(&crate::config::Config::default()))
+}
+
 /// The schema version this build brings a database to.
 pub fn version() -> u32 {
     migrations::latest(MIGRATIONS)

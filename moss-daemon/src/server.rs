@@ -26,7 +26,7 @@ use crate::memory::Memories;
 use crate::progress::ProgressRegistry;
 use crate::reasoning::Reasoning;
 use crate::shutdown::Shutdown;
-use crate::store::{Store, StoreOptions};
+use crate::store::Store;
 use crate::tasks::Tasks;
 
 /// How long in-flight requests may take to finish once shutdown starts.
@@ -173,18 +173,8 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         }
     };
     let db_path = opts.home.db_path();
-    let (store, store_threads) = Store::open(
-        &db_path,
-        &StoreOptions {
-            durability: config.durability,
-            read_pool_size: config.read_pool_size,
-            read_pool_idle: config.read_pool_idle,
-            search_tokenizer: config.search_tokenizer,
-            search_sources: crate::app::SEARCH_SOURCES,
-            migrations: crate::schema::MIGRATIONS,
-        },
-    )
-    .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db_path.display()))?;
+    let (store, store_threads) = Store::open(&db_path, &crate::schema::store_options(&config))
+        .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db_path.display()))?;
     if config.tokenizer != crate::tokens::Tokenizer::Words {
         // Loading a vocabulary takes a moment: off the first write's path.
         let tokenizer = config.tokenizer;

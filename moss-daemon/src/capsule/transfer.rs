@@ -28,16 +28,7 @@ pub(super) mod fixtures {
         let dir = tempfile::tempdir().unwrap();
         let home = crate::MossHome::at(dir.path());
         home.ensure_exports_dir().unwrap();
-        let opts = crate::store::StoreOptions {
-            durability: crate::config::Durability::Normal,
-            read_pool_size: 1,
-            read_pool_idle: 1,
-            search_tokenizer: Default::default(),
-            search_sources: crate::app::SEARCH_SOURCES,
-            migrations: crate::schema::MIGRATIONS,
-        };
-        let (store, threads) =
-            crate::store::Store::open(&dir.path().join("moss.db"), &opts).unwrap();
+        let (store, threads) = crate::schema::open_default(&dir.path().join("moss.db")).unwrap();
         let caps = Capsules::new(
             store,
             std::sync::Arc::new(crate::config::Config::default()),

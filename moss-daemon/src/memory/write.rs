@@ -324,16 +324,7 @@ mod tests {
     #[tokio::test]
     async fn a_stored_handle_is_the_stored_memory() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = crate::store::StoreOptions {
-            durability: crate::config::Durability::Normal,
-            read_pool_size: 2,
-            read_pool_idle: 1,
-            search_tokenizer: Default::default(),
-            search_sources: crate::app::SEARCH_SOURCES,
-            migrations: crate::schema::MIGRATIONS,
-        };
-        let (store, _threads) =
-            crate::store::Store::open(&dir.path().join("moss.db"), &opts).unwrap();
+        let (store, _threads) = crate::schema::open_default(&dir.path().join("moss.db")).unwrap();
         let mem = Memories::new(
             store.clone(),
             Arc::new(Config::default()),
@@ -393,16 +384,7 @@ mod tests {
     #[tokio::test]
     async fn an_upsert_finds_its_identity_and_a_delete_leaves_no_context_rows() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = crate::store::StoreOptions {
-            durability: crate::config::Durability::Normal,
-            read_pool_size: 2,
-            read_pool_idle: 1,
-            search_tokenizer: Default::default(),
-            search_sources: crate::app::SEARCH_SOURCES,
-            migrations: crate::schema::MIGRATIONS,
-        };
-        let (store, _threads) =
-            crate::store::Store::open(&dir.path().join("moss.db"), &opts).unwrap();
+        let (store, _threads) = crate::schema::open_default(&dir.path().join("moss.db")).unwrap();
         let req = |content: &str, context: Option<Vec<&str>>, session: Option<&str>| {
             let r = MemoryStoreRequest {
                 content: content.into(),

@@ -664,21 +664,12 @@ mod tests {
 
     use super::*;
     use crate::config::Config;
-    use crate::store::Store;
 
     /// Ingesting the same event twice writes one trace entry: the second call is a no-op.
     #[tokio::test]
     async fn ingesting_an_event_twice_writes_it_once() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = crate::store::StoreOptions {
-            durability: crate::config::Durability::Normal,
-            read_pool_size: 2,
-            read_pool_idle: 1,
-            search_tokenizer: Default::default(),
-            search_sources: crate::app::SEARCH_SOURCES,
-            migrations: crate::schema::MIGRATIONS,
-        };
-        let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
+        let (store, threads) = crate::schema::open_default(&dir.path().join("moss.db")).unwrap();
         let tasks = Tasks::new(store.clone(), Arc::new(Config::default()));
         tasks
             .create(TasksCreateRequest {

@@ -380,19 +380,10 @@ async fn memory_tools_without_a_session_work_over_mcp() {
 async fn storing_known_knowledge_again_makes_it_recent() {
     use moss_client::memory::{Contexts, MemoryRecallRequest, MemoryStoreRequest};
     use moss_daemon::memory::Memories;
-    use moss_daemon::store::{Store, StoreOptions};
     use std::sync::Arc;
 
     let dir = tempfile::tempdir().unwrap();
-    let opts = StoreOptions {
-        durability: moss_daemon::config::Durability::Normal,
-        read_pool_size: 2,
-        read_pool_idle: 1,
-        search_tokenizer: Default::default(),
-        search_sources: moss_daemon::app::SEARCH_SOURCES,
-        migrations: moss_daemon::schema::MIGRATIONS,
-    };
-    let (db, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
+    let (db, threads) = moss_daemon::schema::open_default(&dir.path().join("moss.db")).unwrap();
     let mem = Memories::new(
         db.clone(),
         Arc::new(moss_daemon::config::Config::default()),

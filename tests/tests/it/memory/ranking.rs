@@ -13,7 +13,6 @@ use moss_client::memory::{Contexts, MemoryRecallRequest, MemoryStoreRequest};
 use moss_daemon::config::Config;
 use moss_daemon::memory::search_source::SEARCH_SOURCE as MEMORIES;
 use moss_daemon::memory::{Memories, rank};
-use moss_daemon::store::{Store, StoreOptions};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -72,15 +71,7 @@ async fn moss_ranking_beats_bm25_and_weight_then_recency_on_the_fixture() {
     );
 
     let dir = tempfile::tempdir().unwrap();
-    let opts = StoreOptions {
-        durability: moss_daemon::config::Durability::Normal,
-        read_pool_size: 2,
-        read_pool_idle: 1,
-        search_tokenizer: Default::default(),
-        search_sources: moss_daemon::app::SEARCH_SOURCES,
-        migrations: moss_daemon::schema::MIGRATIONS,
-    };
-    let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
+    let (store, threads) = moss_daemon::schema::open_default(&dir.path().join("moss.db")).unwrap();
     let config = Arc::new(Config::default());
     let mem = Memories::new(store.clone(), config.clone(), dir.path().to_path_buf());
     let now = moss_daemon::store::now();
