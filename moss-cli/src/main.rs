@@ -46,6 +46,7 @@ mod service;
 mod stop;
 mod swarm;
 mod transfer;
+mod ui;
 mod workspace;
 
 use std::process::ExitCode;
@@ -178,6 +179,18 @@ enum Command {
         /// The backup file (`moss backup` printed its path).
         path: String,
     },
+    /// Open Moss in a browser: prints a one-time sign-in address of the web UI (valid five
+    /// minutes); the browser that opens it gets a session cookie, never the token.
+    ///
+    /// Examples:
+    ///   moss ui --open
+    ///   moss ui            # print the address only, e.g. to open it in another browser
+    #[command(verbatim_doc_comment)]
+    Ui {
+        /// Also open it in the default browser.
+        #[arg(long)]
+        open: bool,
+    },
     /// Start, stop, restart the daemon, or show its status.
     ///
     /// Examples:
@@ -277,6 +290,7 @@ fn main() -> ExitCode {
             Command::Bench(args) => bench::run_command(args, &addr).await,
             Command::Backup { path } => backup::backup(&addr, path, cli.format).await,
             Command::RestoreBackup { path } => backup::restore(&addr, &path).await,
+            Command::Ui { open } => ui::run(&addr, open).await,
             Command::Daemon(cmd) => lifecycle::run(cmd, &addr, cli.format).await,
             Command::Service(cmd) => service::run_command(cmd, &addr).await,
             Command::Mcp(args) => mcp_config::run(args, &addr).await,

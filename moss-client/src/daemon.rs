@@ -145,6 +145,16 @@ pub struct BackupRequest {
     pub path: Option<String>,
 }
 
+/// What `POST /ui/login-code` gives: a one-time sign-in address of the web UI.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct LoginCodeResponse {
+    /// The address to open, relative to the daemon's: `/ui/login?code=…`. It works once.
+    pub path: String,
+    /// Seconds it stays valid.
+    pub expires_in_seconds: u64,
+}
+
 /// What `POST /backup` wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]

@@ -40,6 +40,8 @@ pub struct App {
     pub daemon: DaemonInfo,
     /// Progress of running requests that sent `X-Moss-Progress`.
     pub progress: ProgressRegistry,
+    /// The web UI's login codes and sessions.
+    pub ui: crate::ui::session::Sessions,
 }
 
 /// Shared handle on [`App`]; cloned per request, so it is one reference count.

@@ -5,7 +5,9 @@
 //! 1. carry a `Host` that names a loopback address (DNS-rebinding defence) → else 403;
 //! 2. carry no `Origin`, or a loopback one (cross-site requests from pages) → else 403;
 //! 3. declare a body no larger than the cap → else 413;
-//! 4. carry `Authorization: Bearer <token>`, except `GET /health` → else 401.
+//! 4. carry `Authorization: Bearer <token>`, except `GET /health` and the web UI's pages under
+//!    `/ui/`, which check their session cookie instead (`POST /ui/login-code` needs the token)
+//!    → else 401.
 //!
 //! A body without a declared length (chunked) is then read here, up to the cap, so that every
 //! route answers an oversized one with the same `REQUEST_TOO_LARGE` envelope (`/mcp` included,
@@ -93,7 +95,10 @@ impl Guard {
         let Some(token) = &self.token else {
             return Ok(());
         };
-        if req.uri().path() == "/health" {
+        let path = req.uri().path();
+        // The web UI's pages check their own session cookie (crate::ui); the code that opens
+        // one is an API call like the others.
+        if path == "/health" || (crate::ui::is_page(path) && path != "/ui/login-code") {
             return Ok(());
         }
         let presented = headers

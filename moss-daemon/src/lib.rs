@@ -60,6 +60,7 @@ pub mod tags;
 pub mod tasks;
 pub mod time;
 pub mod tokens;
+pub mod ui;
 
 pub use home::MossHome;
 pub use server::{DaemonOptions, RunningDaemon, start};

@@ -222,6 +222,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         toolsets,
         config: config.clone(),
         progress: ProgressRegistry::default(),
+        ui: Default::default(),
         daemon: DaemonInfo {
             addr,
             home: opts.home.dir.clone(),
@@ -307,6 +308,7 @@ pub fn app(
         ));
     api::routes()
         .merge(mcp)
+        .merge(crate::ui::routes())
         .with_state(state)
         .layer(axum::middleware::from_fn_with_state(guard, guard::check))
         .layer(axum::middleware::from_fn(api::refusals::envelope))

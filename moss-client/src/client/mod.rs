@@ -256,6 +256,12 @@ impl Client {
         self.send(self.request(Method::POST, "/shutdown")).await
     }
 
+    /// `POST /ui/login-code`: a one-time sign-in address of the web UI (`moss ui`).
+    pub async fn ui_login_code(&self) -> Result<crate::daemon::LoginCodeResponse, ClientError> {
+        self.send(self.request(Method::POST, "/ui/login-code"))
+            .await
+    }
+
     /// `POST /backup`: a consistent snapshot of the whole store into one file.
     pub async fn backup(
         &self,

@@ -1,5 +1,5 @@
-//! The daemon's own routes behind the token: `GET /status`, `POST /shutdown` and
-//! `POST /backup`.
+//! The daemon's own routes behind the token: `GET /status`, `POST /shutdown`, `POST /backup`
+//! and `POST /ui/login-code`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use std::time::Instant;
 use axum::Json;
 use axum::extract::State;
 use moss_client::daemon::{
-    BackupRequest, BackupResponse, DaemonStatus, IndexStatus, ShutdownResponse,
+    BackupRequest, BackupResponse, DaemonStatus, IndexStatus, LoginCodeResponse, ShutdownResponse,
 };
 
 use crate::api::json::Body;
@@ -92,6 +92,24 @@ pub async fn shutdown(State(s): State<AppState>) -> Json<ShutdownResponse> {
     Json(ShutdownResponse {
         status: "shutting_down".into(),
         pid: std::process::id(),
+    })
+}
+
+#[utoipa::path(
+    post,
+    path = "/ui/login-code",
+    tag = "daemon",
+    operation_id = "ui_login_code",
+    responses(
+        (status = 200, description = "A one-time sign-in address of the web UI, valid five \
+            minutes: opening it in a browser opens a session there (an HttpOnly cookie); the \
+            pages never see the bearer token", body = LoginCodeResponse)
+    )
+)]
+pub async fn ui_login_code(State(s): State<AppState>) -> Json<LoginCodeResponse> {
+    Json(LoginCodeResponse {
+        path: format!("/ui/login?code={}", s.ui.new_code()),
+        expires_in_seconds: crate::ui::session::CODE_TTL.as_secs(),
     })
 }
 

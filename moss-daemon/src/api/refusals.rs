@@ -25,7 +25,10 @@ const MAX_TEXT: usize = 512;
 
 pub async fn envelope(req: Request, next: Next) -> Response {
     let resp = next.run(req).await;
-    if resp.status().as_u16() < 400 || is_json(resp.headers().get(CONTENT_TYPE)) {
+    if resp.status().as_u16() < 400
+        || is_json(resp.headers().get(CONTENT_TYPE))
+        || is_html(resp.headers().get(CONTENT_TYPE))
+    {
         return resp;
     }
     let status = resp.status();
@@ -42,6 +45,13 @@ pub async fn envelope(req: Request, next: Next) -> Response {
         }
     }
     out
+}
+
+/// The web UI's own error pages, which a browser shows.
+fn is_html(content_type: Option<&HeaderValue>) -> bool {
+    content_type
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"))
 }
 
 fn is_json(content_type: Option<&HeaderValue>) -> bool {

@@ -23,5 +23,6 @@ mod security;
 mod smoke;
 mod tasks;
 mod tools;
+mod ui;
 mod util;
 mod words;

@@ -1,0 +1,170 @@
+//! The web UI over HTTP, as a browser meets it: the one-time sign-in, the session cookie, the
+//! pages, escaping of stored text, and the CSRF check on every change.
+
+use moss_tests::{TestDaemon, capsule_text};
+use serde_json::json;
+
+/// A browser: no bearer token, no redirects followed, cookies sent by hand.
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// Signs in through `POST /ui/login-code` (with the token, as `moss ui` does) and the address it
+/// gives; returns the session's `Cookie` header value.
+async fn sign_in(d: &TestDaemon) -> String {
+    let (s, code) = d.call("POST", "/ui/login-code", None).await;
+    assert_eq!(s, 200, "{code}");
+    let path = code["path"].as_str().unwrap().to_string();
+    let resp = browser().get(d.url(&path)).send().await.unwrap();
+    assert_eq!(resp.status(), 303);
+    assert_eq!(resp.headers()["location"], "/ui/");
+    let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_string();
+    for attr in ["HttpOnly", "SameSite=Strict", "Path=/ui"] {
+        assert!(cookie.contains(attr), "{cookie}");
+    }
+    // The code works once.
+    let again = browser().get(d.url(&path)).send().await.unwrap();
+    assert_eq!(again.status(), 403);
+    cookie.split(';').next().unwrap().to_string()
+}
+
+async fn get(d: &TestDaemon, cookie: &str, path: &str) -> (u16, String) {
+    let resp = browser()
+        .get(d.url(path))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let csp = resp
+        .headers()
+        .get("content-security-policy")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    assert!(csp.contains("default-src 'none'"), "{path}: {csp}");
+    (status, resp.text().await.unwrap())
+}
+
+async fn post_form(d: &TestDaemon, cookie: &str, path: &str, body: &str) -> (u16, String) {
+    let resp = browser()
+        .post(d.url(path))
+        .header("cookie", cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    (
+        resp.status().as_u16(),
+        resp.text().await.unwrap_or_default(),
+    )
+}
+
+/// The CSRF token in a page's form.
+fn csrf(html: &str) -> String {
+    let at = html
+        .find("name=\"csrf\" value=\"")
+        .expect("a form with a csrf token")
+        + 19;
+    html[at..].split('"').next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_session_sees_workspaces_search_and_a_capsule_rendered_inert() {
+    let d = TestDaemon::start().await;
+    let text = capsule_text("wombatword")
+        + "\n<script>alert('xss')</script> [click](javascript:alert(1))\n";
+    let (s, stored) = d
+        .call(
+            "POST",
+            "/capsules",
+            Some(json!({"workspace": "shop", "name": "handoff", "capsule_text": text})),
+        )
+        .await;
+    assert_eq!(s, 200, "{stored}");
+    let id = stored["id"].as_str().unwrap().to_string();
+
+    // Without a session: sent to the page that says to run `moss ui`.
+    let resp = browser().get(d.url("/ui/")).send().await.unwrap();
+    assert_eq!(resp.status(), 303);
+    assert_eq!(resp.headers()["location"], "/ui/welcome");
+    let welcome = browser().get(d.url("/ui/welcome")).send().await.unwrap();
+    assert!(welcome.text().await.unwrap().contains("moss ui"));
+    // The sign-in code itself needs the token.
+    let resp = browser()
+        .post(d.url("/ui/login-code"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+
+    let cookie = sign_in(&d).await;
+    let (s, home) = get(&d, &cookie, "/ui/").await;
+    assert_eq!(s, 200);
+    assert!(home.contains("/ui/w/shop/capsules"), "{home}");
+
+    let (s, found) = get(&d, &cookie, "/ui/search?q=wombatword").await;
+    assert_eq!(s, 200);
+    assert!(
+        found.contains(&format!("/ui/w/shop/capsules/{id}")),
+        "{found}"
+    );
+    assert!(found.contains("<mark>wombatword</mark>"), "{found}");
+
+    let (s, list) = get(&d, &cookie, "/ui/w/shop/capsules").await;
+    assert_eq!(s, 200);
+    assert!(list.contains("handoff"), "{list}");
+
+    let (s, page) = get(&d, &cookie, &format!("/ui/w/shop/capsules/{id}")).await;
+    assert_eq!(s, 200);
+    assert!(
+        !page.contains("<script>alert"),
+        "a stored script is shown, not run: {page}"
+    );
+    assert!(page.contains("&lt;script&gt;"), "{page}");
+    assert!(
+        !page.to_lowercase().contains("href=\"javascript:"),
+        "{page}"
+    );
+
+    // A change without the session's token is refused and changes nothing.
+    let path = format!("/ui/w/shop/capsules/{id}/delete");
+    let (s, _) = post_form(&d, &cookie, &path, "csrf=forged").await;
+    assert_eq!(s, 403);
+    let (_, c) = d.call("GET", &format!("/capsules/{id}"), None).await;
+    assert!(c["deleted_at"].is_null(), "{c}");
+    // With it, the capsule is soft-deleted, then restored, through the same domain calls.
+    let token = csrf(&page);
+    let (s, _) = post_form(&d, &cookie, &path, &format!("csrf={token}")).await;
+    assert_eq!(s, 303);
+    let (_, c) = d
+        .call("GET", &format!("/capsules/{id}?include_deleted=true"), None)
+        .await;
+    assert!(c["deleted_at"].is_i64(), "{c}");
+    let restore = format!("/ui/w/shop/capsules/{id}/restore");
+    let (s, _) = post_form(&d, &cookie, &restore, &format!("csrf={token}")).await;
+    assert_eq!(s, 303);
+    let (_, c) = d.call("GET", &format!("/capsules/{id}"), None).await;
+    assert!(c["deleted_at"].is_null(), "{c}");
+
+    // A made-up session is no session.
+    let resp = browser()
+        .get(d.url("/ui/"))
+        .header("cookie", "moss_ui=00ff")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 303);
+    // A cross-site request is refused by the guard, as on every route.
+    let resp = browser()
+        .get(d.url("/ui/"))
+        .header("cookie", &cookie)
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 403);
+}
