@@ -5,6 +5,8 @@
 //!   `capsule_*`, `branchmind_*`, `tasks_*` and `memory_*` operations (one module per family).
 //! - [`moss`]: the cross-family operations (`moss_*`): workspaces, one search, the resume call.
 //! - [`op`]: how a family declares its operations once (tool, route, types, description).
+//! - `fields`: `wire_struct!`, which writes the field groups requests share (caps, paging, run)
+//!   once.
 //! - [`daemon`]: the daemon's own routes: health, status, shutdown, the tool list, progress.
 //! - `client` (feature `http`, on by default): a typed async client over the REST routes, with a
 //!   handle per family (`client.capsules()`).
@@ -20,6 +22,7 @@
 pub mod capsule;
 pub mod daemon;
 pub mod error;
+mod fields;
 pub mod memory;
 pub mod moss;
 pub mod op;

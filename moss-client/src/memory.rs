@@ -191,45 +191,42 @@ pub struct MemoryStoreResponse {
     pub updated: Vec<String>,
 }
 
-/// `memory_recall`: at least one of `query`, `slot`, `context`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct MemoryRecallRequest {
-    /// Free text, e.g. "about auth.py", taken as plain words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub query: Option<String>,
-    /// Accepted; recall always takes query as plain words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub safe_query: Option<bool>,
-    /// Only this slot.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slot: Option<String>,
-    /// Only memories on this context or a parent directory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    /// Default true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include_global: Option<bool>,
-    /// 1-100 (default 10).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    /// 0-1 (default 1/15).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_score: Option<f64>,
-    /// Return the score parts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub explain: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `memory_recall`: at least one of `query`, `slot`, `context`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct MemoryRecallRequest {
+        /// Free text, e.g. "about auth.py", taken as plain words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub query: Option<String>,
+        /// Accepted; recall always takes query as plain words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub safe_query: Option<bool>,
+        /// Only this slot.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub slot: Option<String>,
+        /// Only memories on this context or a parent directory.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub context: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub workspace: Option<String>,
+        /// Default true.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub include_global: Option<bool>,
+        /// 1-100 (default 10).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub limit: Option<i64>,
+        /// 0-1 (default 1/15).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub min_score: Option<f64>,
+        /// Return the score parts.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub explain: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub session: Option<String>,
+        ..caps,
+    }
 }
 
 /// The components of a score: `score = relevance × weight × recency × specificity`.

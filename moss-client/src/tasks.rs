@@ -220,47 +220,43 @@ pub struct TasksDecomposeRequest {
     pub expected_revision: Option<i64>,
 }
 
-/// `tasks_define`: change a step; new criteria or tests reset that checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct TasksDefineRequest {
-    pub workspace: String,
-    pub task: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What must hold (a change resets that checkpoint).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub success_criteria: Option<Vec<String>>,
-    /// How it is checked (a change resets that checkpoint).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tests: Option<Vec<String>>,
-    /// What stands in the way.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blockers: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_revision: Option<i64>,
+crate::fields::wire_struct! {
+    /// `tasks_define`: change a step; new criteria or tests reset that checkpoint.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct TasksDefineRequest {
+        pub workspace: String,
+        ..step,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub title: Option<String>,
+        /// What must hold (a change resets that checkpoint).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub success_criteria: Option<Vec<String>>,
+        /// How it is checked (a change resets that checkpoint).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tests: Option<Vec<String>>,
+        /// What stands in the way.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub blockers: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub expected_revision: Option<i64>,
+    }
 }
 
-/// `tasks_note`: a progress note on a step, also written to the item's notes document.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct TasksNoteRequest {
-    pub workspace: String,
-    pub task: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// The progress note.
-    pub note: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_revision: Option<i64>,
+crate::fields::wire_struct! {
+    /// `tasks_note`: a progress note on a step, also written to the item's notes document.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct TasksNoteRequest {
+        pub workspace: String,
+        ..step,
+        /// The progress note.
+        pub note: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub expected_revision: Option<i64>,
+    }
 }
 
 /// One checkpoint's new state.
@@ -282,36 +278,32 @@ pub struct Checkpoints {
     pub tests: Option<Checkpoint>,
 }
 
-/// `tasks_verify`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct TasksVerifyRequest {
-    pub workspace: String,
-    pub task: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// {criteria?: {confirmed}, tests?: {confirmed}}.
-    pub checkpoints: Checkpoints,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_revision: Option<i64>,
+crate::fields::wire_struct! {
+    /// `tasks_verify`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct TasksVerifyRequest {
+        pub workspace: String,
+        ..step,
+        /// {criteria?: {confirmed}, tests?: {confirmed}}.
+        pub checkpoints: Checkpoints,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub expected_revision: Option<i64>,
+    }
 }
 
-/// `tasks_done`: close a step whose two checkpoints are confirmed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct TasksDoneRequest {
-    pub workspace: String,
-    pub task: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_revision: Option<i64>,
+crate::fields::wire_struct! {
+    /// `tasks_done`: close a step whose two checkpoints are confirmed.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct TasksDoneRequest {
+        pub workspace: String,
+        ..step,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub expected_revision: Option<i64>,
+    }
 }
 
 /// `tasks_edit`: change a plan's or task's own fields.
@@ -336,23 +328,16 @@ pub struct TasksEditRequest {
     pub contract_data: Option<Value>,
 }
 
-/// `tasks_context`: the workspace's plans and tasks, newest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct TasksContextRequest {
-    pub workspace: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<i64>,
-    /// 1-200 (default 50).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `tasks_context`: the workspace's plans and tasks, newest first.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct TasksContextRequest {
+        pub workspace: String,
+        ..page(limit: "1-200 (default 50)."),
+        ..caps,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -369,24 +354,21 @@ pub struct TasksContextResponse {
     pub hint: Option<String>,
 }
 
-/// `tasks_delta`: events after `since`, oldest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct TasksDeltaRequest {
-    pub workspace: String,
-    /// An event id (the last next_cursor); default: the first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub since: Option<String>,
-    /// 1-500 (default 100).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `tasks_delta`: events after `since`, oldest first.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct TasksDeltaRequest {
+        pub workspace: String,
+        /// An event id (the last next_cursor); default: the first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub since: Option<String>,
+        /// 1-500 (default 100).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub limit: Option<i64>,
+        ..caps,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -429,21 +411,18 @@ pub struct TasksFocusResponse {
     pub previous: Option<String>,
 }
 
-/// `tasks_radar`: one screen on a plan or task.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct TasksRadarRequest {
-    pub workspace: String,
-    /// Default: the focus.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `tasks_radar`: one screen on a plan or task.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct TasksRadarRequest {
+        pub workspace: String,
+        /// Default: the focus.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub task: Option<String>,
+        ..caps,
+    }
 }
 
 /// Now / Why / Verify / Next / Blockers.

@@ -9,59 +9,53 @@ use schemars::JsonSchema;
 
 use super::*;
 
-/// `branchmind_notes_commit`: append one note to the notes of `target`, or to `(branch, doc)`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct NotesCommitRequest {
-    pub workspace: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doc: Option<String>,
-    /// At most 65536 chars.
-    pub content: String,
-    /// Short title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// e.g. markdown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<String>,
-    /// JSON object kept with it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Value>,
+crate::fields::wire_struct! {
+    /// `branchmind_notes_commit`: append one note to the notes of `target`, or to `(branch, doc)`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct NotesCommitRequest {
+        pub workspace: String,
+        ..doc_ref(doc),
+        /// At most 65536 chars.
+        pub content: String,
+        /// Short title.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub title: Option<String>,
+        /// e.g. markdown.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub format: Option<String>,
+        /// JSON object kept with it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub meta: Option<Value>,
+    }
 }
 
-/// `branchmind_commit`: append an entry of any kind to any `(branch, doc)`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct CommitRequest {
-    pub workspace: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doc: Option<String>,
-    /// e.g. decision, evidence (lowercase; event is reserved).
-    pub kind: String,
-    /// At most 65536 chars.
-    pub content: String,
-    /// Short title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// e.g. markdown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<String>,
-    /// JSON object kept with it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Value>,
-    /// Idempotency key: an entry with it in the doc is not written again.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_event_id: Option<String>,
+crate::fields::wire_struct! {
+    /// `branchmind_commit`: append an entry of any kind to any `(branch, doc)`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct CommitRequest {
+        pub workspace: String,
+        ..doc_ref(doc),
+        /// e.g. decision, evidence (lowercase; event is reserved).
+        pub kind: String,
+        /// At most 65536 chars.
+        pub content: String,
+        /// Short title.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub title: Option<String>,
+        /// e.g. markdown.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub format: Option<String>,
+        /// JSON object kept with it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub meta: Option<Value>,
+        /// Idempotency key: an entry with it in the doc is not written again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub source_event_id: Option<String>,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,32 +66,25 @@ pub struct CommitResponse {
     pub inserted: bool,
 }
 
-/// `branchmind_show`: a bounded, newest-first page of one document's effective view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct ShowRequest {
-    pub workspace: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    /// With target: notes (default) or trace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doc_kind: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doc: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<i64>,
-    /// 1-200 (default 20).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `branchmind_show`: a bounded, newest-first page of one document's effective view.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct ShowRequest {
+        pub workspace: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub target: Option<String>,
+        /// With target: notes (default) or trace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub doc_kind: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub branch: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub doc: Option<String>,
+        ..page(limit: "1-200 (default 20)."),
+        ..caps,
+    }
 }
 
 /// A page of entries.
@@ -113,30 +100,20 @@ pub struct ShowResponse {
     pub budget: Budget,
 }
 
-/// `branchmind_log`: a branch's entries across all its documents, newest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct LogRequest {
-    pub workspace: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    /// Only this kind.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<i64>,
-    /// 1-200 (default 20).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `branchmind_log`: a branch's entries across all its documents, newest first.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct LogRequest {
+        pub workspace: String,
+        ..doc_ref(),
+        /// Only this kind.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub kind: Option<String>,
+        ..page(limit: "1-200 (default 20)."),
+        ..caps,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,26 +126,22 @@ pub struct LogResponse {
     pub budget: Budget,
 }
 
-/// `branchmind_export`: what an agent needs to resume a target, bounded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct ReasoningExportRequest {
-    pub workspace: String,
-    pub target: String,
-    /// 1-200 (default 20).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notes_limit: Option<i64>,
-    /// 1-200 (default 20).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace_limit: Option<i64>,
-    /// Cap for the whole snapshot.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `branchmind_export`: what an agent needs to resume a target, bounded.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct ReasoningExportRequest {
+        pub workspace: String,
+        pub target: String,
+        /// 1-200 (default 20).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub notes_limit: Option<i64>,
+        /// 1-200 (default 20).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub trace_limit: Option<i64>,
+        ..caps(max_chars: "Cap for the whole snapshot."),
+    }
 }
 
 /// A document's tail inside an export.
@@ -192,31 +165,24 @@ pub struct ReasoningExport {
     pub budget: Budget,
 }
 
-/// `branchmind_diff`: entries in `to`'s view of `doc` that are not in `from`'s.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[cfg_attr(feature = "schema", schema(as = BranchmindDiffRequest))]
-#[serde(deny_unknown_fields)]
-pub struct DiffRequest {
-    pub workspace: String,
-    /// Branch compared against.
-    pub from: String,
-    /// Branch whose extra entries are listed.
-    pub to: String,
-    /// Default notes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doc: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<i64>,
-    /// Items per page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `branchmind_diff`: entries in `to`'s view of `doc` that are not in `from`'s.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[cfg_attr(feature = "schema", schema(as = BranchmindDiffRequest))]
+    #[serde(deny_unknown_fields)]
+    pub struct DiffRequest {
+        pub workspace: String,
+        /// Branch compared against.
+        pub from: String,
+        /// Branch whose extra entries are listed.
+        pub to: String,
+        /// Default notes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub doc: Option<String>,
+        ..page(limit: "Items per page."),
+        ..caps,
+    }
 }
 
 /// `branchmind_diff`'s answer.
@@ -233,27 +199,25 @@ pub struct DiffResponse {
     pub budget: Budget,
 }
 
-/// `branchmind_merge` (notes) and `branchmind_graph_merge`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct MergeRequest {
-    pub workspace: String,
-    /// Branch merged from.
-    pub from: String,
-    /// Branch merged into.
-    pub into: String,
-    /// Default notes; required by graph_merge (<ID>-graph).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doc: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<i64>,
-    /// Items per call, 1-1000 (default 200).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    /// Count only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dry_run: Option<bool>,
+crate::fields::wire_struct! {
+    /// `branchmind_merge` (notes) and `branchmind_graph_merge`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct MergeRequest {
+        pub workspace: String,
+        /// Branch merged from.
+        pub from: String,
+        /// Branch merged into.
+        pub into: String,
+        /// Default notes; required by graph_merge (<ID>-graph).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub doc: Option<String>,
+        ..page(limit: "Items per call, 1-1000 (default 200)."),
+        /// Count only.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub dry_run: Option<bool>,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -306,23 +270,16 @@ pub struct BranchCreateResponse {
     pub branch: BranchInfo,
 }
 
-/// `branchmind_branch_list`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct BranchListRequest {
-    pub workspace: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<i64>,
-    /// 1-200 (default 50).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `branchmind_branch_list`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct BranchListRequest {
+        pub workspace: String,
+        ..page(limit: "1-200 (default 50)."),
+        ..caps,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -45,20 +45,17 @@ pub enum GraphOp {
     },
 }
 
-/// `branchmind_graph_apply`: an atomic batch of graph operations.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct GraphApplyRequest {
-    pub workspace: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doc: Option<String>,
-    /// 1-1000 ops.
-    pub ops: Vec<GraphOp>,
+crate::fields::wire_struct! {
+    /// `branchmind_graph_apply`: an atomic batch of graph operations.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct GraphApplyRequest {
+        pub workspace: String,
+        ..doc_ref(doc),
+        /// 1-1000 ops.
+        pub ops: Vec<GraphOp>,
+    }
 }
 
 /// Counts of what a graph write did.
@@ -120,54 +117,41 @@ pub struct GraphEdge {
     pub last_ts_ms: i64,
 }
 
-/// `branchmind_graph_query`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct GraphQueryRequest {
-    pub workspace: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doc: Option<String>,
-    /// Only these ids.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ids: Option<Vec<String>>,
-    /// Only these types.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub types: Option<Vec<String>>,
-    /// Only this status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
-    /// Any of these tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tags_any: Option<Vec<String>>,
-    /// All of these tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tags_all: Option<Vec<String>>,
-    /// Substring of id, title or text, any case.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// Nodes with last_seq below this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<i64>,
-    /// 1-200 (default 50).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    /// Default true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include_edges: Option<bool>,
-    /// 0-1000 (default 200).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub edges_limit: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `branchmind_graph_query`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct GraphQueryRequest {
+        pub workspace: String,
+        ..doc_ref(doc),
+        /// Only these ids.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub ids: Option<Vec<String>>,
+        /// Only these types.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub types: Option<Vec<String>>,
+        /// Only this status.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub status: Option<String>,
+        /// Any of these tags.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tags_any: Option<Vec<String>>,
+        /// All of these tags.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tags_all: Option<Vec<String>>,
+        /// Substring of id, title or text, any case.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub text: Option<String>,
+        ..page(cursor: "Nodes with last_seq below this.", limit: "1-200 (default 50)."),
+        /// Default true.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub include_edges: Option<bool>,
+        /// 0-1000 (default 200).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub edges_limit: Option<i64>,
+        ..caps,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,27 +168,19 @@ pub struct GraphQueryResponse {
     pub budget: Budget,
 }
 
-/// `branchmind_graph_validate`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct GraphValidateRequest {
-    pub workspace: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doc: Option<String>,
-    /// 1-1000 (default 50).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_errors: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `branchmind_graph_validate`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct GraphValidateRequest {
+        pub workspace: String,
+        ..doc_ref(doc),
+        /// 1-1000 (default 50).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub max_errors: Option<i64>,
+        ..caps,
+    }
 }
 
 /// One broken invariant.
@@ -243,30 +219,23 @@ pub struct GraphValidateResponse {
     pub budget: Budget,
 }
 
-/// `branchmind_graph_diff`: node and edge states of `to` that differ from `from`'s.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct GraphDiffRequest {
-    pub workspace: String,
-    /// Branch compared against.
-    pub from: String,
-    /// Branch whose differing states are listed.
-    pub to: String,
-    /// Graph document (<ID>-graph).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doc: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<i64>,
-    /// 1-200 (default 50).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `branchmind_graph_diff`: node and edge states of `to` that differ from `from`'s.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct GraphDiffRequest {
+        pub workspace: String,
+        /// Branch compared against.
+        pub from: String,
+        /// Branch whose differing states are listed.
+        pub to: String,
+        /// Graph document (<ID>-graph).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub doc: Option<String>,
+        ..page(limit: "1-200 (default 50)."),
+        ..caps,
+    }
 }
 
 /// The key of an edge.
@@ -318,31 +287,24 @@ pub struct GraphMergeResponse {
     pub pagination: SeqPagination,
 }
 
-/// `branchmind_graph_conflicts`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct GraphConflictsRequest {
-    pub workspace: String,
-    /// Merge destination.
-    pub into: String,
-    /// Graph document (<ID>-graph).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doc: Option<String>,
-    /// open or resolved (default both).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<i64>,
-    /// Items per page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `branchmind_graph_conflicts`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct GraphConflictsRequest {
+        pub workspace: String,
+        /// Merge destination.
+        pub into: String,
+        /// Graph document (<ID>-graph).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub doc: Option<String>,
+        /// open or resolved (default both).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub status: Option<String>,
+        ..page(limit: "Items per page."),
+        ..caps,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

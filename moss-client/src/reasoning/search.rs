@@ -7,29 +7,26 @@ use schemars::JsonSchema;
 
 use super::*;
 
-/// `branchmind_search`: full-text search over a workspace's notes and cards.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct ReasoningSearchRequest {
-    pub workspace: String,
-    /// Words (all must match), a "phrase", prefix*, AND/OR/NOT.
-    pub query: String,
-    /// Plain words, no FTS5 syntax.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub safe_query: Option<bool>,
-    /// Only this branch's own entries.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    /// 1-50 (default 10).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `branchmind_search`: full-text search over a workspace's notes and cards.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct ReasoningSearchRequest {
+        pub workspace: String,
+        /// Words (all must match), a "phrase", prefix*, AND/OR/NOT.
+        pub query: String,
+        /// Plain words, no FTS5 syntax.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub safe_query: Option<bool>,
+        /// Only this branch's own entries.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub branch: Option<String>,
+        /// 1-50 (default 10).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub limit: Option<i64>,
+        ..caps,
+    }
 }
 
 /// One matching entry.

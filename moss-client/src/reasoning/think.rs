@@ -8,21 +8,18 @@ use schemars::JsonSchema;
 
 use super::*;
 
-/// `branchmind_think_template`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct ThinkTemplateRequest {
-    pub workspace: String,
-    /// frame, hypothesis, question, test, evidence, decision, note or update.
-    #[serde(rename = "type")]
-    pub card_type: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `branchmind_think_template`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct ThinkTemplateRequest {
+        pub workspace: String,
+        /// frame, hypothesis, question, test, evidence, decision, note or update.
+        #[serde(rename = "type")]
+        pub card_type: String,
+        ..caps,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,29 +35,24 @@ pub struct ThinkTemplateResponse {
     pub budget: Budget,
 }
 
-/// `branchmind_think_card`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct ThinkCardRequest {
-    pub workspace: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace_doc: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub graph_doc: Option<String>,
-    /// Object, JSON string or key: value lines with id, type, and title or text; other keys go to
-    /// meta.
-    pub card: Value,
-    /// Card ids it supports (edges).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub supports: Option<Vec<String>>,
-    /// Card ids it blocks (edges).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocks: Option<Vec<String>>,
+crate::fields::wire_struct! {
+    /// `branchmind_think_card`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct ThinkCardRequest {
+        pub workspace: String,
+        ..doc_ref(trace_doc, graph_doc),
+        /// Object, JSON string or key: value lines with id, type, and title or text; other keys go to
+        /// meta.
+        pub card: Value,
+        /// Card ids it supports (edges).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub supports: Option<Vec<String>>,
+        /// Card ids it blocks (edges).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub blocks: Option<Vec<String>>,
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -84,27 +76,19 @@ pub struct ThinkCardResponse {
     pub last_seq: Option<i64>,
 }
 
-/// `branchmind_think_context`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct ThinkContextRequest {
-    pub workspace: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub graph_doc: Option<String>,
-    /// 1-200 (default 30).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit_cards: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_chars: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lines: Option<i64>,
+crate::fields::wire_struct! {
+    /// `branchmind_think_context`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct ThinkContextRequest {
+        pub workspace: String,
+        ..doc_ref(graph_doc),
+        /// 1-200 (default 30).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub limit_cards: Option<i64>,
+        ..caps,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,18 +111,15 @@ pub struct ThinkContextResponse {
     pub budget: Budget,
 }
 
-/// `branchmind_think_next`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct ThinkNextRequest {
-    pub workspace: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub graph_doc: Option<String>,
+crate::fields::wire_struct! {
+    /// `branchmind_think_next`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct ThinkNextRequest {
+        pub workspace: String,
+        ..doc_ref(graph_doc),
+    }
 }
 
 /// The one card to write next.
