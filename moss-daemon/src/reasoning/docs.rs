@@ -5,7 +5,7 @@ use moss_client::reasoning::*;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
-use super::refs::{self, ALL, DocAddress, Naming};
+use super::refs::{self, ALL, DocAddress, DocRef, Naming};
 use super::{Reasoning, cursor, limit, now_ms, object_json, parse_json};
 use crate::budget::blank_budget;
 use crate::budget::{Fit, cut_text};
@@ -312,15 +312,9 @@ impl Fit for ReasoningExport {
 }
 
 /// How `branchmind_notes_commit` names its document.
-const NOTES_COMMIT: Naming = Naming {
-    tool: "branchmind_notes_commit",
-    fields: &[("doc", "notes")],
-};
+const NOTES_COMMIT: Naming = Naming::notes("branchmind_notes_commit");
 /// How `branchmind_commit` names its document.
-const COMMIT: Naming = Naming {
-    tool: "branchmind_commit",
-    fields: &[("doc", "notes")],
-};
+const COMMIT: Naming = Naming::notes("branchmind_commit");
 
 /// Checks a commit's content.
 fn content(value: &str) -> Result<String> {
@@ -390,15 +384,7 @@ impl Reasoning {
         self.store
             .writer
             .run(move |ctx| {
-                let at = refs::address(
-                    ctx,
-                    &ws,
-                    req.target.as_deref(),
-                    req.branch.as_deref(),
-                    req.doc.as_deref(),
-                    |r| &r.notes_doc,
-                    naming,
-                )?;
+                let at = refs::address_of(ctx, &ws, &req, |r| &r.notes_doc, naming)?;
                 refs::existing_branch(ctx, &ws, "branch", &at.branch)?;
                 let (entry, inserted) = insert_entry(
                     ctx,
@@ -436,18 +422,7 @@ impl Reasoning {
             }
         };
         read.run(&self.store, move |conn, ws| {
-            let at = refs::address(
-                conn,
-                &ws,
-                req.target.as_deref(),
-                req.branch.as_deref(),
-                req.doc.as_deref(),
-                pick,
-                &Naming {
-                    tool: "branchmind_show",
-                    fields: &[("doc", "notes")],
-                },
-            )?;
+            let at = refs::address_of(conn, &ws, &req, pick, &Naming::notes("branchmind_show"))?;
             let sources = refs::sources(conn, &ws, "branch", &at.branch)?;
             let rows = read_ranges(
                 conn,
@@ -635,12 +610,10 @@ impl Reasoning {
     pub(crate) fn graph_address(
         conn: &Connection,
         ws: &str,
-        target: Option<&str>,
-        branch: Option<&str>,
-        doc: Option<&str>,
+        req: &impl DocRef,
         naming: &Naming,
     ) -> Result<(DocAddress, Vec<(String, i64)>)> {
-        let at = refs::address(conn, ws, target, branch, doc, |r| &r.graph_doc, naming)?;
+        let at = refs::address_of(conn, ws, req, |r| &r.graph_doc, naming)?;
         let sources = refs::sources(conn, ws, "branch", &at.branch)?;
         Ok((at, sources))
     }

@@ -1,7 +1,10 @@
 //! Addressing: workspaces, branch and document names, targets, branches and their sources.
 
 use moss_client::ErrorCode;
-use moss_client::reasoning::{BranchInfo, ReasoningRef};
+use moss_client::reasoning::{
+    BranchInfo, CommitRequest, GraphApplyRequest, GraphQueryRequest, GraphValidateRequest,
+    NotesCommitRequest, ReasoningRef, ShowRequest, ThinkContextRequest, ThinkNextRequest,
+};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
@@ -219,6 +222,14 @@ impl Naming {
         }
     }
 
+    /// A notes read or write whose document field is `doc` (usually `notes`).
+    pub const fn notes(tool: &'static str) -> Naming {
+        Naming {
+            tool,
+            fields: &[("doc", "notes")],
+        }
+    }
+
     /// A card tool, whose graph document field is `graph_doc` (usually `graph`).
     pub const fn graph_doc(tool: &'static str) -> Naming {
         Naming {
@@ -244,6 +255,60 @@ pub fn branch_of(
         (None, None) => checkout(conn, ws)?,
     };
     Ok((branch, reference))
+}
+
+/// A request that names its document by `target`, `branch` and a document field (`doc`, or a
+/// card's `graph_doc`).
+pub trait DocRef {
+    fn target(&self) -> Option<&str>;
+    fn branch(&self) -> Option<&str>;
+    fn doc(&self) -> Option<&str>;
+}
+
+macro_rules! doc_ref {
+    ($($t:ty: $doc:ident),* $(,)?) => {$(
+        impl DocRef for $t {
+            fn target(&self) -> Option<&str> {
+                self.target.as_deref()
+            }
+            fn branch(&self) -> Option<&str> {
+                self.branch.as_deref()
+            }
+            fn doc(&self) -> Option<&str> {
+                self.$doc.as_deref()
+            }
+        }
+    )*};
+}
+
+doc_ref!(
+    NotesCommitRequest: doc,
+    CommitRequest: doc,
+    ShowRequest: doc,
+    GraphApplyRequest: doc,
+    GraphQueryRequest: doc,
+    GraphValidateRequest: doc,
+    ThinkContextRequest: graph_doc,
+    ThinkNextRequest: graph_doc,
+);
+
+/// [`address`] of the document `req` names.
+pub fn address_of(
+    conn: &Connection,
+    ws: &str,
+    req: &impl DocRef,
+    pick: fn(&ReasoningRef) -> &str,
+    naming: &Naming,
+) -> Result<DocAddress> {
+    address(
+        conn,
+        ws,
+        req.target(),
+        req.branch(),
+        req.doc(),
+        pick,
+        naming,
+    )
 }
 
 /// Resolves `(target?, branch?, doc?)`. A document is always named, never guessed: `target`

@@ -540,9 +540,7 @@ impl Reasoning {
             let (at, sources) = Reasoning::graph_address(
                 conn,
                 &ws,
-                req.target.as_deref(),
-                req.branch.as_deref(),
-                req.graph_doc.as_deref(),
+                &req,
                 &Naming::graph_doc("branchmind_think_context"),
             )?;
             let nodes = graph::all_nodes(conn, &ws, &sources, &at.doc)?;
@@ -578,9 +576,7 @@ impl Reasoning {
                 let (at, sources) = Reasoning::graph_address(
                     conn,
                     &ws,
-                    req.target.as_deref(),
-                    req.branch.as_deref(),
-                    req.graph_doc.as_deref(),
+                    &req,
                     &Naming::graph_doc("branchmind_think_next"),
                 )?;
                 let nodes = graph::all_nodes(conn, &ws, &sources, &at.doc)?;

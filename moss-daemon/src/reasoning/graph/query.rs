@@ -317,9 +317,7 @@ impl Reasoning {
             let (at, sources) = Reasoning::graph_address(
                 conn,
                 &ws,
-                req.target.as_deref(),
-                req.branch.as_deref(),
-                req.doc.as_deref(),
+                &req,
                 &Naming::graph("branchmind_graph_query"),
             )?;
             let rows = query_nodes(conn, &ws, &sources, &at.doc, &filters, cursor, limit)?;
@@ -351,9 +349,7 @@ impl Reasoning {
             let (at, sources) = Reasoning::graph_address(
                 conn,
                 &ws,
-                req.target.as_deref(),
-                req.branch.as_deref(),
-                req.doc.as_deref(),
+                &req,
                 &Naming::graph("branchmind_graph_validate"),
             )?;
             let nodes = all_nodes(conn, &ws, &sources, &at.doc)?;

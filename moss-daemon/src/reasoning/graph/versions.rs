@@ -384,12 +384,10 @@ impl Reasoning {
         self.store
             .writer
             .run(move |ctx| {
-                let at = refs::address(
+                let at = refs::address_of(
                     ctx,
                     &ws,
-                    req.target.as_deref(),
-                    req.branch.as_deref(),
-                    req.doc.as_deref(),
+                    &req,
                     |r| &r.graph_doc,
                     &Naming::graph("branchmind_graph_apply"),
                 )?;
