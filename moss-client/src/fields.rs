@@ -2,7 +2,8 @@
 //!
 //! Many requests share a run of fields with the same names, types, serde attributes and docs:
 //! the output caps of every bounded read, the paging of every list-like read, the run a capsule
-//! belongs to. `#[serde(flatten)]` cannot carry them: it does not combine with
+//! belongs to, how a capsule or a reasoning document is addressed, the step a task mutation
+//! applies to. `#[serde(flatten)]` cannot carry them: it does not combine with
 //! `deny_unknown_fields` (which every request needs, so a misspelt argument is an error), and it
 //! changes the JSON Schema agents read. [`wire_struct!`] instead writes the group's fields into
 //! the struct itself, where the group is named, so the struct, its serde behaviour and its
@@ -37,9 +38,11 @@
 //! | `..caps` | `max_chars`, `max_bytes`, `max_lines`: `i64` | `(max_chars: "…")` |
 //! | `..page(limit: "…")` | `cursor`, `limit`: `i64` | `(cursor: "…", limit: "…")` |
 //! | `..run(T)` | `run_id`: `T`, `phase`, `role`: `String` | `(T, run_id: "…", phase: "…", role: "…")` |
+//! | `..capsule_ref` | `id`, `workspace`, `name`: `String` | `(id: "…", workspace: "…", name: "…")` |
 //! | `..doc_ref(doc, …)` | `target`, `branch`, then each document field named: `String` | |
 //!
-//! A doc given to a group becomes that field's doc comment (and its schema description).
+//! A doc given to a group becomes that field's doc comment (and its schema description); the
+//! docs of `..run` may each be left out.
 //! `..step` is the step a task mutation applies to: `task: String` (required), then `step_id`
 //! and `path`, both `Option<String>`.
 
@@ -88,7 +91,7 @@ macro_rules! wire_struct {
 
     // The run a capsule belongs to: `T` is `String` on a capsule, `RunIds` in a filter.
     (@fields $head:tt [$($field:tt)*]
-        ..run($run:ty $(, run_id: $run_doc:tt)? $(, phase: $phase_doc:tt)? $(, role: $role_doc:tt)?),
+        ..run($run:ty $(, run_id: $run_doc:tt)? $(, phase: $phase_doc:tt)? $(, role: $role_doc:tt)? $(,)?),
         $($rest:tt)*
     ) => {
         $crate::fields::wire_struct!(@fields $head [$($field)*
@@ -101,6 +104,24 @@ macro_rules! wire_struct {
             $(#[doc = $role_doc])?
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub role: Option<String>,
+        ] $($rest)*);
+    };
+
+    // A capsule by `id`, or by `workspace` + `name`.
+    (@fields $head:tt [$($field:tt)*]
+        ..capsule_ref $((id: $id_doc:tt, workspace: $ws_doc:tt, name: $name_doc:tt $(,)?))?,
+        $($rest:tt)*
+    ) => {
+        $crate::fields::wire_struct!(@fields $head [$($field)*
+            $(#[doc = $id_doc])?
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub id: Option<String>,
+            $(#[doc = $ws_doc])?
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub workspace: Option<String>,
+            $(#[doc = $name_doc])?
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub name: Option<String>,
         ] $($rest)*);
     };
 
@@ -146,8 +167,8 @@ macro_rules! wire_struct {
     (@fields $head:tt [$($field:tt)*] $($rest:tt)*) => {
         compile_error!(concat!(
             "wire_struct!: expected a field (`name: Type,`) or a group (`..caps,`, ",
-            "`..page(limit: \"…\"),`, `..run(T),`, `..doc_ref(doc),`, `..step,`), each ending ",
-            "with a comma, at: ",
+            "`..page(limit: \"…\"),`, `..run(T),`, `..capsule_ref,`, `..doc_ref(doc),`, `..step,`), ",
+            "each ending with a comma, at: ",
             stringify!($($rest)*)
         ));
     };

@@ -8,23 +8,20 @@ use super::RunIds;
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
-/// Arguments of `capsule_bulk_delete`. At least one filter must be non-empty.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct BulkDeleteRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tag: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name_prefix: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<RunIds>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_bulk_delete`. At least one filter must be non-empty.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct BulkDeleteRequest {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub workspace: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tag: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub name_prefix: Option<String>,
+        ..run(RunIds),
+    }
 }
 
 /// Result of `capsule_bulk_delete`.
@@ -35,36 +32,33 @@ pub struct BulkDeleteResponse {
     pub message: String,
 }
 
-/// Arguments of `capsule_bulk_update`: filters (at least one non-empty) and `set_*` fields (at
-/// least one present).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct BulkUpdateRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tag: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name_prefix: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<RunIds>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    /// New phase.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub set_phase: Option<String>,
-    /// New role.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub set_role: Option<String>,
-    /// New tags, replacing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub set_tags: Option<Vec<String>>,
-    /// Do not touch capsules already holding the values.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skip_unchanged: Option<bool>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_bulk_update`: filters (at least one non-empty) and `set_*` fields (at
+    /// least one present).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct BulkUpdateRequest {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub workspace: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tag: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub name_prefix: Option<String>,
+        ..run(RunIds),
+        /// New phase.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub set_phase: Option<String>,
+        /// New role.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub set_role: Option<String>,
+        /// New tags, replacing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub set_tags: Option<Vec<String>>,
+        /// Do not touch capsules already holding the values.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub skip_unchanged: Option<bool>,
+    }
 }
 
 /// Result of `capsule_bulk_update`.

@@ -20,34 +20,31 @@ pub enum ComposeFormat {
     Json,
 }
 
-/// Where and how `capsule_compose` stores its bundle, through the same path as `capsule_store`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct StoreAs {
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    /// Default: the name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Vec<String>>,
-    /// error (default) or replace, as in capsule_store.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<StoreMode>,
-    /// Skip the sections check (implied with sections).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allow_thin: Option<bool>,
-    /// Who stored it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
+crate::fields::wire_struct! {
+    /// Where and how `capsule_compose` stores its bundle, through the same path as `capsule_store`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct StoreAs {
+        pub name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub workspace: Option<String>,
+        /// Default: the name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub title: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tags: Option<Vec<String>>,
+        /// error (default) or replace, as in capsule_store.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub mode: Option<StoreMode>,
+        /// Skip the sections check (implied with sections).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub allow_thin: Option<bool>,
+        /// Who stored it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub source: Option<String>,
+        ..run(String),
+    }
 }
 
 /// How `capsule_compose` groups its bundle.
@@ -60,32 +57,25 @@ pub enum ComposePivot {
     Section,
 }
 
-/// One item of `capsule_compose`: a ref (`id`, or `workspace` + `name`) or a filter (any of
-/// `workspace`, `run_id`, `phase`, `role`, `tag`, `task`, ANDed, without `id`/`name`) that expands to
-/// every matching active capsule, oldest first, at its position.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct ComposeItem {
-    /// Ref: capsule id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// Ref: workspace of name; filter: this workspace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    /// Ref: capsule name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<RunIds>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tag: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<String>,
+crate::fields::wire_struct! {
+    /// One item of `capsule_compose`: a ref (`id`, or `workspace` + `name`) or a filter (any of
+    /// `workspace`, `run_id`, `phase`, `role`, `tag`, `task`, ANDed, without `id`/`name`) that expands to
+    /// every matching active capsule, oldest first, at its position.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct ComposeItem {
+        ..capsule_ref(
+            id: "Ref: capsule id.",
+            workspace: "Ref: workspace of name; filter: this workspace.",
+            name: "Ref: capsule name.",
+        ),
+        ..run(RunIds),
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tag: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub task: Option<String>,
+    }
 }
 
 impl ComposeItem {
@@ -199,39 +189,36 @@ pub struct AppendSection {
     pub content: String,
 }
 
-/// Arguments of `capsule_append`. Address with `id` or `workspace` + `name`; give `section` and
-/// `content`, or `sections`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct AppendRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Header text without #s ("Status"), any case.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub section: Option<String>,
-    /// Markdown to add.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<String>,
-    /// Several {section, content} at once, all or none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sections: Option<Vec<AppendSection>>,
-    /// append (default) or prepend (under the header).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub position: Option<AppendPosition>,
-    /// Write only into placeholder sections, else 409.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub if_placeholder: Option<bool>,
-    /// Like if_revision, by updated_at.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub if_updated_at: Option<i64>,
-    /// Write only if revision is still this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub if_revision: Option<i64>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_append`. Address with `id` or `workspace` + `name`; give `section` and
+    /// `content`, or `sections`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct AppendRequest {
+        ..capsule_ref,
+        /// Header text without #s ("Status"), any case.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub section: Option<String>,
+        /// Markdown to add.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub content: Option<String>,
+        /// Several {section, content} at once, all or none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub sections: Option<Vec<AppendSection>>,
+        /// append (default) or prepend (under the header).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub position: Option<AppendPosition>,
+        /// Write only into placeholder sections, else 409.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub if_placeholder: Option<bool>,
+        /// Like if_revision, by updated_at.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub if_updated_at: Option<i64>,
+        /// Write only if revision is still this.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub if_revision: Option<i64>,
+    }
 }
 
 /// What `capsule_append` did to one section.

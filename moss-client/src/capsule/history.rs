@@ -23,21 +23,18 @@ pub enum RestoreMode {
     Rename,
 }
 
-/// Arguments of `capsule_restore`: a soft-deleted capsule by `id`, or by `workspace` + `name`
-/// (the most recently deleted one of that name).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct RestoreRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// If the name is taken: error (default), replace or rename (<name>-1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<RestoreMode>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_restore`: a soft-deleted capsule by `id`, or by `workspace` + `name`
+    /// (the most recently deleted one of that name).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct RestoreRequest {
+        ..capsule_ref,
+        /// If the name is taken: error (default), replace or rename (<name>-1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub mode: Option<RestoreMode>,
+    }
 }
 
 /// Result of `capsule_restore`.
@@ -55,24 +52,21 @@ pub struct RestoreResponse {
     pub revision: i64,
 }
 
-/// Arguments of `capsule_lineage`: a capsule by `id` or `workspace` + `name`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(
-    feature = "schema",
-    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
-)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
-pub struct LineageRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Default 3, 1-10.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub depth: Option<i64>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_lineage`: a capsule by `id` or `workspace` + `name`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(
+        feature = "schema",
+        derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+    )]
+    #[serde(deny_unknown_fields)]
+    #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
+    pub struct LineageRequest {
+        ..capsule_ref,
+        /// Default 3, 1-10.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub depth: Option<i64>,
+    }
 }
 
 /// One capsule met walking the lineage.
@@ -127,23 +121,20 @@ pub struct CloneTarget {
     pub run_id: Option<String>,
 }
 
-/// Metadata `capsule_clone` sets on the new capsule instead of the source's.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct CloneSet {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    /// Default: the source's, in its workspace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<String>,
-    /// Tags, replacing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Vec<String>>,
+crate::fields::wire_struct! {
+    /// Metadata `capsule_clone` sets on the new capsule instead of the source's.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct CloneSet {
+        ..run(String),
+        /// Default: the source's, in its workspace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub task: Option<String>,
+        /// Tags, replacing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tags: Option<Vec<String>>,
+    }
 }
 
 /// Arguments of `capsule_clone`.
@@ -161,44 +152,37 @@ pub struct CloneRequest {
     pub set: Option<CloneSet>,
 }
 
-/// Arguments of `capsule_versions`: a capsule by `id` or `workspace` + `name`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(
-    feature = "schema",
-    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
-)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
-pub struct VersionsRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include_deleted: Option<bool>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_versions`: a capsule by `id` or `workspace` + `name`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(
+        feature = "schema",
+        derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+    )]
+    #[serde(deny_unknown_fields)]
+    #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
+    pub struct VersionsRequest {
+        ..capsule_ref,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub include_deleted: Option<bool>,
+    }
 }
 
-/// One earlier revision of a capsule, without its text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-pub struct CapsuleVersion {
-    pub revision: i64,
-    /// `capsule_fetch` `version` that reads it: -1 for the newest earlier one.
-    pub version: i64,
-    /// When this revision was written.
-    pub updated_at: i64,
-    pub capsule_chars: i64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Who wrote this revision, as it was tagged then.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
+crate::fields::wire_struct! {
+    /// One earlier revision of a capsule, without its text.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+    pub struct CapsuleVersion {
+        pub revision: i64,
+        /// `capsule_fetch` `version` that reads it: -1 for the newest earlier one.
+        pub version: i64,
+        /// When this revision was written.
+        pub updated_at: i64,
+        pub capsule_chars: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub title: Option<String>,
+        ..run(String, run_id: "Who wrote this revision, as it was tagged then."),
+    }
 }
 
 /// Result of `capsule_versions`: the current revision and the earlier ones kept, newest first.
@@ -213,21 +197,18 @@ pub struct VersionsResponse {
     pub keep: i64,
 }
 
-/// One side of `capsule_diff`: a capsule (`id` or `workspace` + `name`), now or at a
-/// `version`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct DiffRef {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// As in capsule_fetch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<i64>,
+crate::fields::wire_struct! {
+    /// One side of `capsule_diff`: a capsule (`id` or `workspace` + `name`), now or at a
+    /// `version`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct DiffRef {
+        ..capsule_ref,
+        /// As in capsule_fetch.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub version: Option<i64>,
+    }
 }
 
 /// Arguments of `capsule_diff`.

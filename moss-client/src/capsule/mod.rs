@@ -234,17 +234,14 @@ pub enum StoreMode {
     Replace,
 }
 
-/// A reference to one capsule: `id`, or `workspace` + `name`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct CapsuleRef {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+crate::fields::wire_struct! {
+    /// A reference to one capsule: `id`, or `workspace` + `name`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct CapsuleRef {
+        ..capsule_ref,
+    }
 }
 
 impl CapsuleRef {
@@ -297,50 +294,49 @@ pub struct EvidenceItem {
     pub content: Option<String>,
 }
 
-/// Arguments of `capsule_store`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct StoreRequest {
-    /// The six sections; at most capsule_max_chars (12000).
-    pub capsule_text: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    /// Unique among the workspace's active capsules.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Default: the name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// e.g. ["auth"].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Vec<String>>,
-    /// Who wrote it, e.g. "codex".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// Orchestration run, e.g. "pr-42".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    /// e.g. "design".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    /// e.g. "reviewer".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<String>,
-    /// replace overwrites the capsule of that name, keeping its id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<StoreMode>,
-    /// Skip the sections check.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allow_thin: Option<bool>,
-    /// Refs it derives from, at most 20.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub based_on: Option<Vec<CapsuleRef>>,
-    /// At most 20, not counted in the size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub evidence: Option<Vec<Evidence>>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_store`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct StoreRequest {
+        /// The six sections; at most capsule_max_chars (12000).
+        pub capsule_text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub workspace: Option<String>,
+        /// Unique among the workspace's active capsules.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub name: Option<String>,
+        /// Default: the name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub title: Option<String>,
+        /// e.g. ["auth"].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tags: Option<Vec<String>>,
+        /// Who wrote it, e.g. "codex".
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub source: Option<String>,
+        ..run(
+            String,
+            run_id: "Orchestration run, e.g. \"pr-42\".",
+            phase: "e.g. \"design\".",
+            role: "e.g. \"reviewer\".",
+        ),
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub task: Option<String>,
+        /// replace overwrites the capsule of that name, keeping its id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub mode: Option<StoreMode>,
+        /// Skip the sections check.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub allow_thin: Option<bool>,
+        /// Refs it derives from, at most 20.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub based_on: Option<Vec<CapsuleRef>>,
+        /// At most 20, not counted in the size.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub evidence: Option<Vec<Evidence>>,
+    }
 }
 
 /// What a write answers: the capsule's id and its fetch key.
@@ -357,82 +353,76 @@ pub struct CapsuleHandle {
     pub updated_at: i64,
 }
 
-/// Arguments of `capsule_fetch`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(
-    feature = "schema",
-    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
-)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
-pub struct FetchRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include_deleted: Option<bool>,
-    /// Default true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include_text: Option<bool>,
-    /// -1 the previous version, -2 the one before; >0 a revision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<i64>,
-    /// Include evidence content.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expand_evidence: Option<bool>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_fetch`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(
+        feature = "schema",
+        derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+    )]
+    #[serde(deny_unknown_fields)]
+    #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
+    pub struct FetchRequest {
+        ..capsule_ref,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub include_deleted: Option<bool>,
+        /// Default true.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub include_text: Option<bool>,
+        /// -1 the previous version, -2 the one before; >0 a revision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub version: Option<i64>,
+        /// Include evidence content.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub expand_evidence: Option<bool>,
+    }
 }
 
-/// A capsule as returned by fetch, latest and the browse operations.
-///
-/// `capsule_text` is present only where the operation returns text; summaries never carry it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-pub struct Capsule {
-    pub id: String,
-    pub workspace: String,
-    pub workspace_norm: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name_norm: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capsule_text: Option<String>,
-    pub capsule_chars: i64,
-    pub tokens_estimate: i64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    /// The plan or task it was handed off for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deleted_at: Option<i64>,
-    /// 1 when stored, then one more with every change (update, append, delete, bulk change,
-    /// replace, restore): the precise guard for `if_revision`.
-    #[serde(default)]
-    pub revision: i64,
-    /// The capsules this one was based on, as given when it was stored (they need not exist).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub based_on: Option<Vec<CapsuleRef>>,
-    /// The evidence kept with the capsule (`capsule_fetch` only): content with
-    /// `expand_evidence`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub evidence: Option<Vec<EvidenceItem>>,
-    pub fetch_key: FetchKey,
+crate::fields::wire_struct! {
+    /// A capsule as returned by fetch, latest and the browse operations.
+    ///
+    /// `capsule_text` is present only where the operation returns text; summaries never carry it.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+    pub struct Capsule {
+        pub id: String,
+        pub workspace: String,
+        pub workspace_norm: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub name_norm: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub title: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub capsule_text: Option<String>,
+        pub capsule_chars: i64,
+        pub tokens_estimate: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tags: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub source: Option<String>,
+        ..run(String),
+        /// The plan or task it was handed off for.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub task: Option<String>,
+        pub created_at: i64,
+        pub updated_at: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub deleted_at: Option<i64>,
+        /// 1 when stored, then one more with every change (update, append, delete, bulk change,
+        /// replace, restore): the precise guard for `if_revision`.
+        #[serde(default)]
+        pub revision: i64,
+        /// The capsules this one was based on, as given when it was stored (they need not exist).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub based_on: Option<Vec<CapsuleRef>>,
+        /// The evidence kept with the capsule (`capsule_fetch` only): content with
+        /// `expand_evidence`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub evidence: Option<Vec<EvidenceItem>>,
+        pub fetch_key: FetchKey,
+    }
 }
 
 /// Arguments of `capsule_fetch_many`.
@@ -467,66 +457,55 @@ pub struct FetchManyResponse {
     pub errors: Vec<FetchManyError>,
 }
 
-/// Arguments of `capsule_update`. Address with `id` or `workspace` + `name`; those are not changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct UpdateRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// New text, linted like store.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capsule_text: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<String>,
-    /// Skip the sections check.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allow_thin: Option<bool>,
-    /// Like if_revision, by updated_at (seconds).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub if_updated_at: Option<i64>,
-    /// Write only if revision is still this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub if_revision: Option<i64>,
-    /// At most 20.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub based_on: Option<Vec<CapsuleRef>>,
-    /// At most 20.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub evidence: Option<Vec<Evidence>>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_update`. Address with `id` or `workspace` + `name`; those are not changed.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct UpdateRequest {
+        ..capsule_ref,
+        /// New text, linted like store.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub capsule_text: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub title: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tags: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub source: Option<String>,
+        ..run(String),
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub task: Option<String>,
+        /// Skip the sections check.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub allow_thin: Option<bool>,
+        /// Like if_revision, by updated_at (seconds).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub if_updated_at: Option<i64>,
+        /// Write only if revision is still this.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub if_revision: Option<i64>,
+        /// At most 20.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub based_on: Option<Vec<CapsuleRef>>,
+        /// At most 20.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub evidence: Option<Vec<Evidence>>,
+    }
 }
 
-/// Arguments of `capsule_delete` (soft delete).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(
-    feature = "schema",
-    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
-)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
-pub struct DeleteRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_delete` (soft delete).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(
+        feature = "schema",
+        derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+    )]
+    #[serde(deny_unknown_fields)]
+    #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
+    pub struct DeleteRequest {
+        ..capsule_ref,
+    }
 }
 
 /// Result of `capsule_delete`.
@@ -537,28 +516,25 @@ pub struct DeleteResponse {
     pub id: String,
 }
 
-/// Arguments of `capsule_latest`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(
-    feature = "schema",
-    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
-)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
-pub struct LatestRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    /// Default false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include_text: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include_deleted: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<RunIds>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_latest`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(
+        feature = "schema",
+        derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+    )]
+    #[serde(deny_unknown_fields)]
+    #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
+    pub struct LatestRequest {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub workspace: Option<String>,
+        /// Default false.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub include_text: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub include_deleted: Option<bool>,
+        ..run(RunIds),
+    }
 }
 
 /// Result of `capsule_latest`: `{"item": null}` when the workspace has no capsule.
@@ -571,66 +547,60 @@ pub struct LatestResponse {
     pub hint: Option<String>,
 }
 
-/// Arguments of `capsule_list` (one workspace, summaries only).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(
-    feature = "schema",
-    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
-)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
-pub struct ListRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    /// Default 20, at most 100.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    /// Default 0.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offset: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include_deleted: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<RunIds>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<String>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_list` (one workspace, summaries only).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(
+        feature = "schema",
+        derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+    )]
+    #[serde(deny_unknown_fields)]
+    #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
+    pub struct ListRequest {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub workspace: Option<String>,
+        /// Default 20, at most 100.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub limit: Option<i64>,
+        /// Default 0.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub offset: Option<i64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub include_deleted: Option<bool>,
+        ..run(RunIds),
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub task: Option<String>,
+    }
 }
 
-/// Arguments of `capsule_inventory` (all workspaces, summaries only).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(
-    feature = "schema",
-    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
-)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
-pub struct InventoryRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tag: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name_prefix: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<RunIds>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include_deleted: Option<bool>,
-    /// Default 100, at most 500.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    /// Default 0.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offset: Option<i64>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_inventory` (all workspaces, summaries only).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(
+        feature = "schema",
+        derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+    )]
+    #[serde(deny_unknown_fields)]
+    #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
+    pub struct InventoryRequest {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub workspace: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tag: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub name_prefix: Option<String>,
+        ..run(RunIds),
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub task: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub include_deleted: Option<bool>,
+        /// Default 100, at most 500.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub limit: Option<i64>,
+        /// Default 0.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub offset: Option<i64>,
+    }
 }
 
 /// Where a page sits in the whole result.

@@ -7,49 +7,46 @@ use super::{FetchKey, Pagination, RunIds};
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
-/// Arguments of `capsule_search`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(
-    feature = "schema",
-    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
-)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
-pub struct SearchRequest {
-    /// At most 1000 chars: words, "phrases", prefix*, AND/OR/NOT.
-    pub query: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tag: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<RunIds>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include_deleted: Option<bool>,
-    /// Default 20, at most 100.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    /// Default 0.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offset: Option<i64>,
-    /// Default true; false is faster, without pagination.total.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count_total: Option<bool>,
-    /// Take query as plain words, all required.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub safe_query: Option<bool>,
-    /// Default 64, 1-128.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snippet_tokens: Option<i64>,
-    /// Default 300, 50-500.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snippet_chars: Option<i64>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_search`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(
+        feature = "schema",
+        derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+    )]
+    #[serde(deny_unknown_fields)]
+    #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
+    pub struct SearchRequest {
+        /// At most 1000 chars: words, "phrases", prefix*, AND/OR/NOT.
+        pub query: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub workspace: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tag: Option<String>,
+        ..run(RunIds),
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub task: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub include_deleted: Option<bool>,
+        /// Default 20, at most 100.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub limit: Option<i64>,
+        /// Default 0.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub offset: Option<i64>,
+        /// Default true; false is faster, without pagination.total.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub count_total: Option<bool>,
+        /// Take query as plain words, all required.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub safe_query: Option<bool>,
+        /// Default 64, 1-128.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub snippet_tokens: Option<i64>,
+        /// Default 300, 50-500.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub snippet_chars: Option<i64>,
+    }
 }
 
 /// One search hit: where the capsule is and a highlighted excerpt, never the whole text.

@@ -9,37 +9,34 @@ use super::{Capsule, RunIds};
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
-/// Arguments of `capsule_watch`: a long poll for the next capsule change matching the filter
-/// (ANDed; none given matches every capsule).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(
-    feature = "schema",
-    derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
-)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
-pub struct WatchRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<RunIds>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tag: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name_prefix: Option<String>,
-    /// The previous answer's cursor.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub since: Option<i64>,
-    /// Default 30000, 0-300000.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<i64>,
-    /// Changes per answer, oldest first: default 1, at most 100.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
+crate::fields::wire_struct! {
+    /// Arguments of `capsule_watch`: a long poll for the next capsule change matching the filter
+    /// (ANDed; none given matches every capsule).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[cfg_attr(
+        feature = "schema",
+        derive(JsonSchema, utoipa::ToSchema, utoipa::IntoParams)
+    )]
+    #[serde(deny_unknown_fields)]
+    #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
+    pub struct WatchRequest {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub workspace: Option<String>,
+        ..run(RunIds),
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tag: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub name_prefix: Option<String>,
+        /// The previous answer's cursor.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub since: Option<i64>,
+        /// Default 30000, 0-300000.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub timeout_ms: Option<i64>,
+        /// Changes per answer, oldest first: default 1, at most 100.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub limit: Option<i64>,
+    }
 }
 
 /// What `capsule_watch` saw.
