@@ -38,6 +38,7 @@
 //! | `..caps` | `max_chars`, `max_bytes`, `max_lines`: `i64` | `(max_chars: "…")` |
 //! | `..page(limit: "…")` | `cursor`, `limit`: `i64` | `(cursor: "…", limit: "…")` |
 //! | `..run(T)` | `run_id`: `T`, `phase`, `role`: `String` | `(T, run_id: "…", phase: "…", role: "…")` |
+//! | `..capsule_filter` | `workspace`, `tag`, `name_prefix`: `String`, then `..run(RunIds)` | |
 //! | `..capsule_ref` | `id`, `workspace`, `name`: `String` | `(id: "…", workspace: "…", name: "…")` |
 //! | `..doc_ref(doc, …)` | `target`, `branch`, then each document field named: `String` | |
 //!
@@ -107,6 +108,21 @@ macro_rules! wire_struct {
         ] $($rest)*);
     };
 
+    // The filter of the operations over many capsules: workspace, tag, name prefix and run
+    // (`RunIds` must be in scope where it is used, as for any type a field names).
+    (@fields $head:tt [$($field:tt)*]
+        ..capsule_filter, $($rest:tt)*
+    ) => {
+        $crate::fields::wire_struct!(@fields $head [$($field)*
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub workspace: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub tag: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub name_prefix: Option<String>,
+        ] ..run(RunIds), $($rest)*);
+    };
+
     // A capsule by `id`, or by `workspace` + `name`.
     (@fields $head:tt [$($field:tt)*]
         ..capsule_ref $((id: $id_doc:tt, workspace: $ws_doc:tt, name: $name_doc:tt $(,)?))?,
@@ -167,7 +183,7 @@ macro_rules! wire_struct {
     (@fields $head:tt [$($field:tt)*] $($rest:tt)*) => {
         compile_error!(concat!(
             "wire_struct!: expected a field (`name: Type,`) or a group (`..caps,`, ",
-            "`..page(limit: \"…\"),`, `..run(T),`, `..capsule_ref,`, `..doc_ref(doc),`, `..step,`), ",
+            "`..page(limit: \"…\"),`, `..run(T),`, `..capsule_filter,`, `..capsule_ref,`, `..doc_ref(doc),`, `..step,`), ",
             "each ending with a comma, at: ",
             stringify!($($rest)*)
         ));

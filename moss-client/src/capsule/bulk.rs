@@ -14,13 +14,7 @@ crate::fields::wire_struct! {
     #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
     #[serde(deny_unknown_fields)]
     pub struct BulkDeleteRequest {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub workspace: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub tag: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub name_prefix: Option<String>,
-        ..run(RunIds),
+        ..capsule_filter,
     }
 }
 
@@ -39,13 +33,7 @@ crate::fields::wire_struct! {
     #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
     #[serde(deny_unknown_fields)]
     pub struct BulkUpdateRequest {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub workspace: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub tag: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub name_prefix: Option<String>,
-        ..run(RunIds),
+        ..capsule_filter,
         /// New phase.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub set_phase: Option<String>,

@@ -583,13 +583,7 @@ crate::fields::wire_struct! {
     #[serde(deny_unknown_fields)]
     #[cfg_attr(feature = "schema", into_params(parameter_in = Query))]
     pub struct InventoryRequest {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub workspace: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub tag: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub name_prefix: Option<String>,
-        ..run(RunIds),
+        ..capsule_filter,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub task: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
