@@ -115,6 +115,28 @@ pub async fn memory_recall(
     Ok(resp)
 }
 
+/// The last changes of workspace `ws` across families, newest first: at most `per_family`
+/// from each (capsules handed off or stored, reasoning entries, plans and tasks, memories).
+pub fn changes(
+    conn: &rusqlite::Connection,
+    ws: &str,
+    per_family: i64,
+) -> Result<Vec<moss_client::moss::ContextItem>> {
+    let mut all = Vec::new();
+    all.extend(capsules::handoffs(conn, ws, None, per_family, false)?);
+    all.extend(reasoning::recent(conn, ws, per_family)?);
+    all.extend(tasks::recent(conn, ws, per_family, false)?);
+    all.extend(memories::recent(conn, ws, per_family)?);
+    all.sort_by_key(|c| std::cmp::Reverse(c.0));
+    Ok(all
+        .into_iter()
+        .map(|(_, mut i)| {
+            i.text = None;
+            i
+        })
+        .collect())
+}
+
 /// `moss_workspaces`: every workspace any family holds something in, most recent first.
 pub async fn workspaces(app: &App, _req: WorkspacesRequest) -> Result<WorkspacesResponse> {
     let counts = app

@@ -5,6 +5,15 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 pub use super::{event_id, load_item};
+
+/// A task's steps in tree order (depth first), each with its positional path (`s:0.s:1`); the
+/// tree's depth shows in the path.
+pub fn steps(conn: &Connection, ws: &str, task: &str) -> Result<Vec<moss_client::tasks::Step>> {
+    Ok(super::items::load_steps(conn, ws, task)?
+        .into_iter()
+        .map(|r| r.step)
+        .collect())
+}
 use crate::error::Result;
 
 /// Whether the plan or task `id` exists in workspace `ws`.

@@ -6,9 +6,13 @@
 //! Origin checks apply as on every route, every form carries the session's CSRF token, and
 //! every answer carries a Content-Security-Policy that allows only the daemon's own stylesheet.
 
+mod graph;
 pub mod markdown;
+mod memories;
 mod pages;
 pub mod session;
+mod tasks;
+mod timeline;
 
 use axum::Router;
 use axum::extract::{FromRequestParts, Query, State};
@@ -47,6 +51,15 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/w/{ws}/capsules/{id}", get(pages::capsule))
         .route("/ui/w/{ws}/capsules/{id}/delete", post(pages::delete))
         .route("/ui/w/{ws}/capsules/{id}/restore", post(pages::restore))
+        .route("/ui/w/{ws}/tasks", get(tasks::list))
+        .route("/ui/w/{ws}/tasks/{id}", get(tasks::task))
+        .route("/ui/w/{ws}/graph", get(graph::graph))
+        .route("/ui/w/{ws}/memories", get(memories::memories))
+        .route(
+            "/ui/w/{ws}/memories/forget",
+            get(memories::forget_preview).post(memories::forget),
+        )
+        .route("/ui/w/{ws}/timeline", get(timeline::timeline))
         .layer(axum::middleware::map_response(secure))
 }
 

@@ -18,10 +18,30 @@ use crate::ui::session::Sessions;
 const PAGE: i64 = 50;
 
 /// Unix seconds as `2026-11-26 05:33 UTC`.
-fn when(secs: i64) -> String {
+pub fn when(secs: i64) -> String {
     chrono::DateTime::from_timestamp(secs, 0)
         .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
         .unwrap_or_default()
+}
+
+/// Unix milliseconds as [`when`] does seconds.
+pub fn when_ms(ms: i64) -> String {
+    when(ms.div_euclid(1000))
+}
+
+/// The breadcrumbs and the workspace's tabs, `here` marked.
+pub fn crumbs(ws: &str, here: &str) -> Markup {
+    html! {
+        nav.crumbs {
+            a href="/ui/" { "Workspaces" } " / " strong { (ws) } " · "
+            @for (tab, label) in [("capsules", "Capsules"), ("tasks", "Tasks"), ("graph", "Graph"), ("memories", "Memories"), ("timeline", "Timeline")] {
+                @if tab == here { span.tab.here { (label) } } @else {
+                    a.tab href={ "/ui/w/" (seg(ws)) "/" (tab) } { (label) }
+                }
+                " "
+            }
+        }
+    }
 }
 
 /// Undoes the HTML escapes a snippet's text may carry, so that escaping it once more shows it
@@ -52,7 +72,7 @@ fn snippet(s: &str) -> Markup {
 }
 
 /// A path segment, percent-encoded.
-fn seg(s: &str) -> String {
+pub fn seg(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
@@ -229,7 +249,7 @@ pub async fn capsules(
         StatusCode::OK,
         &format!("{ws}: capsules"),
         html! {
-            nav.crumbs { a href="/ui/" { "Workspaces" } " / " (ws) }
+            (crumbs(&ws, "capsules"))
             h1 { "Capsules of " (ws) }
             form.filters method="get" {
                 label { "run " input name="run_id" value=(q.run_id.clone().unwrap_or_default()); }
@@ -306,7 +326,7 @@ pub async fn capsule(
         StatusCode::OK,
         &title,
         html! {
-            nav.crumbs { a href="/ui/" { "Workspaces" } " / " a href={ "/ui/w/" (seg(&ws)) "/capsules" } { (ws) } " / " (title) }
+            (crumbs(&ws, "capsules"))
             h1 { (title) @if c.deleted_at.is_some() { " " span.badge { "deleted" } } }
             dl.facts {
                 dt { "id" } dd { code { (c.id) } }
@@ -360,18 +380,21 @@ pub struct CsrfForm {
     csrf: String,
 }
 
+/// The answer to a form without the session's CSRF token: 403, nothing changed.
+pub fn refused() -> Response {
+    page(
+        StatusCode::FORBIDDEN,
+        "Refused",
+        html! {
+            h1 { "Refused" }
+            p.error { "The form did not carry this session's token; nothing was changed. Reload the page and try again." }
+        },
+    )
+}
+
 /// A form's change is allowed when it carries the session's CSRF token.
 fn forged(session: &super::Session, form: &CsrfForm) -> Option<Response> {
-    (!Sessions::csrf_ok(session, &form.csrf)).then(|| {
-        page(
-            StatusCode::FORBIDDEN,
-            "Refused",
-            html! {
-                h1 { "Refused" }
-                p.error { "The form did not carry this session's token; nothing was changed. Reload the page and try again." }
-            },
-        )
-    })
+    (!Sessions::csrf_ok(session, &form.csrf)).then(refused)
 }
 
 /// `POST …/delete`: capsule_delete.

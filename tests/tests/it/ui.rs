@@ -168,3 +168,131 @@ async fn a_session_sees_workspaces_search_and_a_capsule_rendered_inert() {
         .unwrap();
     assert_eq!(resp.status(), 403);
 }
+
+/// A task's page, its graph drawn with as many nodes as branchmind_graph_query returns, a
+/// recall with every factor of the score, a forget seen before it is done, and the timeline.
+#[tokio::test]
+async fn tasks_graph_memories_and_timeline_pages() {
+    let d = TestDaemon::start().await;
+    let ok = |v: (u16, serde_json::Value)| {
+        assert_eq!(v.0, 200, "{}", v.1);
+        v.1
+    };
+    ok(d.call(
+        "POST",
+        "/tasks/create",
+        Some(json!({"workspace": "shop", "title": "Refunds"})),
+    )
+    .await);
+    ok(d.call(
+        "POST",
+        "/tasks/create",
+        Some(
+            json!({"workspace": "shop", "title": "Ship refunds", "parent": "PLAN-001",
+                "steps": [{"title": "Write the endpoint"}, {"title": "Test it"}]}),
+        ),
+    )
+    .await);
+    ok(d.call(
+        "POST",
+        "/reasoning/think/card",
+        Some(json!({"workspace": "shop", "target": "TASK-001",
+                "card": {"id": "h1", "type": "hypothesis", "title": "Queue it"}})),
+    )
+    .await);
+    ok(d.call(
+        "POST",
+        "/memories",
+        Some(
+            json!({"workspace": "shop", "content": "Refunds need an idempotency key",
+                "context": "TASK-001"}),
+        ),
+    )
+    .await);
+    let cookie = sign_in(&d).await;
+
+    let (s, list) = get(&d, &cookie, "/ui/w/shop/tasks").await;
+    assert_eq!(s, 200);
+    assert!(list.contains("/ui/w/shop/tasks/TASK-001"), "{list}");
+    let (s, task) = get(&d, &cookie, "/ui/w/shop/tasks/TASK-001").await;
+    assert_eq!(s, 200);
+    for text in ["Write the endpoint", "Test it", "Radar", "Trace"] {
+        assert!(task.contains(text), "{text}: {task}");
+    }
+
+    let (s, graph) = get(&d, &cookie, "/ui/w/shop/graph?target=TASK-001").await;
+    assert_eq!(s, 200);
+    let q = ok(d
+        .call(
+            "POST",
+            "/reasoning/graph/query",
+            Some(json!({"workspace": "shop", "target": "TASK-001", "limit": 100})),
+        )
+        .await);
+    let nodes = q["nodes"].as_array().unwrap().len();
+    assert!(nodes >= 3, "{q}");
+    assert_eq!(graph.matches("<g class=\"node\"").count(), nodes, "{graph}");
+
+    let (s, recall) = get(&d, &cookie, "/ui/w/shop/memories?q=idempotency").await;
+    assert_eq!(s, 200);
+    assert!(
+        recall.contains("Refunds need an idempotency key"),
+        "{recall}"
+    );
+    assert!(
+        recall.contains("specificity"),
+        "the score's factors: {recall}"
+    );
+    let link = recall
+        .split("href=\"")
+        .find(|s| s.starts_with("/ui/w/shop/memories/forget?id="))
+        .and_then(|s| s.split('"').next())
+        .expect("a forget link")
+        .replace("&amp;", "&");
+    let (s, preview) = get(&d, &cookie, &link).await;
+    assert_eq!(s, 200);
+    assert!(preview.contains("This removes exactly"), "{preview}");
+    assert!(
+        preview.contains("Refunds need an idempotency key"),
+        "{preview}"
+    );
+    let id = link.split("id=").nth(1).unwrap();
+    // The preview removed nothing; the form without its token is refused.
+    let (_, still) = d
+        .call(
+            "POST",
+            "/memories/recall",
+            Some(json!({"workspace": "shop", "query": "idempotency"})),
+        )
+        .await;
+    assert_eq!(still["items"].as_array().unwrap().len(), 1, "{still}");
+    let (s, _) = post_form(
+        &d,
+        &cookie,
+        "/ui/w/shop/memories/forget",
+        &format!("id={id}"),
+    )
+    .await;
+    assert_eq!(s, 403);
+    let token = csrf(&preview);
+    let (s, done) = post_form(
+        &d,
+        &cookie,
+        "/ui/w/shop/memories/forget",
+        &format!("csrf={token}&id={id}"),
+    )
+    .await;
+    assert_eq!(s, 200, "{done}");
+    let (_, gone) = d
+        .call(
+            "POST",
+            "/memories/recall",
+            Some(json!({"workspace": "shop", "query": "idempotency"})),
+        )
+        .await;
+    assert_eq!(gone["items"].as_array().unwrap().len(), 0, "{gone}");
+
+    let (s, timeline) = get(&d, &cookie, "/ui/w/shop/timeline").await;
+    assert_eq!(s, 200);
+    assert!(timeline.contains("/ui/w/shop/tasks/TASK-001"), "{timeline}");
+}

@@ -1,0 +1,219 @@
+//! The reasoning graph as an SVG drawn on the server: nodes in layers (a node sits one layer
+//! right of the deepest node with an edge into it), coloured by type, faded when done or
+//! closed; edges labelled by relation. A page holds at most [`PAGE`] nodes, newest first;
+//! older ones are on the next page.
+
+use std::collections::HashMap;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use maud::{Markup, html};
+use moss_client::reasoning::{GraphEdge, GraphNode, GraphQueryRequest};
+use serde::Deserialize;
+
+use super::pages::{crumbs, seg};
+use super::{Viewer, page, problem};
+use crate::app::AppState;
+
+/// Nodes per page.
+const PAGE: i64 = 100;
+const NODE_W: i64 = 180;
+const NODE_H: i64 = 44;
+const GAP_X: i64 = 70;
+const GAP_Y: i64 = 18;
+
+#[derive(Deserialize, Default)]
+pub struct GraphQuery {
+    #[serde(default)]
+    target: Option<String>,
+    #[serde(default)]
+    branch: Option<String>,
+    #[serde(default)]
+    doc: Option<String>,
+    #[serde(default)]
+    cursor: Option<i64>,
+}
+
+/// The fill of a node type.
+fn colour(node_type: &str) -> &'static str {
+    match node_type {
+        "hypothesis" => "#e8f0fb",
+        "decision" => "#e3f4e8",
+        "question" => "#fff4d6",
+        "evidence" | "test" => "#f0eafa",
+        "task" | "plan" => "#e6f1f0",
+        "step" => "#f4f6f5",
+        _ => "#ffffff",
+    }
+}
+
+/// Each node's layer: one more than the deepest node with an edge into it (edges from nodes
+/// not on the page count for nothing). A cycle stops growing after as many rounds as nodes.
+pub fn layers(nodes: &[GraphNode], edges: &[GraphEdge]) -> HashMap<String, usize> {
+    let mut layer: HashMap<String, usize> = nodes.iter().map(|n| (n.id.clone(), 0)).collect();
+    for _ in 0..nodes.len() {
+        let mut changed = false;
+        for e in edges.iter().filter(|e| !e.deleted) {
+            let (Some(&from), Some(&to)) = (layer.get(&e.from), layer.get(&e.to)) else {
+                continue;
+            };
+            if to < from + 1 && from + 1 < nodes.len() {
+                layer.insert(e.to.clone(), from + 1);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    layer
+}
+
+/// Shortens `s` to `n` characters with an ellipsis.
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).collect::<String>() + "…"
+    }
+}
+
+/// The SVG of `nodes` and the `edges` between them.
+pub fn svg(nodes: &[GraphNode], edges: &[GraphEdge]) -> Markup {
+    let layer = layers(nodes, edges);
+    let mut rows: HashMap<usize, i64> = HashMap::new();
+    let mut at: HashMap<&str, (i64, i64)> = HashMap::new();
+    for n in nodes {
+        let l = layer.get(&n.id).copied().unwrap_or(0);
+        let row = rows.entry(l).or_insert(0);
+        at.insert(
+            n.id.as_str(),
+            (
+                20 + l as i64 * (NODE_W + GAP_X),
+                20 + *row * (NODE_H + GAP_Y),
+            ),
+        );
+        *row += 1;
+    }
+    let width = 40 + (layer.values().max().copied().unwrap_or(0) as i64 + 1) * (NODE_W + GAP_X);
+    let height = 40 + rows.values().max().copied().unwrap_or(1) * (NODE_H + GAP_Y);
+    html! {
+        svg.graph xmlns="http://www.w3.org/2000/svg" width=(width) height=(height) viewBox={ "0 0 " (width) " " (height) } role="img" aria-label="reasoning graph" {
+            @for e in edges.iter().filter(|e| !e.deleted) {
+                @if let (Some(&(x1, y1)), Some(&(x2, y2))) = (at.get(e.from.as_str()), at.get(e.to.as_str())) {
+                    g.edge {
+                        line x1=(x1 + NODE_W) y1=(y1 + NODE_H / 2) x2=(x2) y2=(y2 + NODE_H / 2) stroke="#8a9690" stroke-width="1.2";
+                        text x=((x1 + NODE_W + x2) / 2) y=((y1 + y2) / 2 + NODE_H / 2 - 4) font-size="10" fill="#5b6661" text-anchor="middle" { (e.rel) }
+                    }
+                }
+            }
+            @for n in nodes {
+                @if let Some(&(x, y)) = at.get(n.id.as_str()) {
+                    g.node data-id=(n.id) data-type=(n.node_type) {
+                        title { (n.id) ": " (n.title.clone().unwrap_or_default()) }
+                        rect x=(x) y=(y) width=(NODE_W) height=(NODE_H) rx="6" fill=(colour(&n.node_type))
+                            stroke=(if n.deleted { "#c9cfcb" } else { "#5b6661" })
+                            opacity=(if matches!(n.status.as_deref(), Some("done" | "closed" | "rejected")) { "0.6" } else { "1" });
+                        text x=(x + 8) y=(y + 16) font-size="10" fill="#5b6661" { (n.node_type) @if let Some(s) = &n.status { " · " (s) } }
+                        text x=(x + 8) y=(y + 33) font-size="12" fill="#1d2321" { (clip(&n.title.clone().unwrap_or_else(|| n.id.clone()), 26)) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `/ui/w/{ws}/graph?target=…` (or `branch` and `doc`): a page of the graph.
+pub async fn graph(
+    _v: Viewer,
+    State(app): State<AppState>,
+    Path(ws): Path<String>,
+    Query(q): Query<GraphQuery>,
+) -> Response {
+    let given = |v: &Option<String>| v.clone().filter(|s| !s.trim().is_empty());
+    let (target, branch, doc) = (given(&q.target), given(&q.branch), given(&q.doc));
+    let (branch, doc) = if target.is_none() && branch.is_none() && doc.is_none() {
+        (Some("main".to_string()), Some("graph".to_string()))
+    } else {
+        (branch, doc)
+    };
+    let req = GraphQueryRequest {
+        workspace: ws.clone(),
+        target: target.clone(),
+        branch: branch.clone(),
+        doc: doc.clone(),
+        limit: Some(PAGE),
+        cursor: q.cursor,
+        edges_limit: Some(1000),
+        ..Default::default()
+    };
+    let g = match app.reasoning.graph_query(req).await {
+        Ok(g) => g,
+        Err(e) => return problem(e),
+    };
+    let here = {
+        let mut s = String::from("?");
+        if let Some(t) = &target {
+            s.push_str(&format!("target={}&", seg(t)));
+        }
+        if let Some(b) = &branch {
+            s.push_str(&format!("branch={}&", seg(b)));
+        }
+        if let Some(d) = &doc {
+            s.push_str(&format!("doc={}&", seg(d)));
+        }
+        s
+    };
+    page(
+        StatusCode::OK,
+        &format!("{ws}: graph"),
+        html! {
+            (crumbs(&ws, "graph"))
+            h1 { "Graph " code { (g.branch) " / " (g.doc) } }
+            form.filters method="get" {
+                label { "target " input name="target" value=(target.clone().unwrap_or_default()) placeholder="TASK-001"; }
+                label { "branch " input name="branch" value=(branch.clone().unwrap_or_default()); }
+                label { "doc " input name="doc" value=(doc.clone().unwrap_or_default()); }
+                button type="submit" { "Show" }
+            }
+            p.meta { (g.nodes.len()) " nodes, " (g.edges.len()) " edges on this page" @if g.pagination.has_more { " (older nodes on the next page)" } }
+            @if g.nodes.is_empty() { p { "No node." } } @else { div.graph { (svg(&g.nodes, &g.edges)) } }
+            @if let Some(next) = g.pagination.next_cursor {
+                p.pages { a href={ (here) "cursor=" (next) } { "Older nodes" } }
+            }
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: &str) -> GraphNode {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "type": "hypothesis", "tags": [], "deleted": false,
+            "last_seq": 1, "last_ts_ms": 1
+        }))
+        .unwrap()
+    }
+
+    fn edge(from: &str, to: &str) -> GraphEdge {
+        serde_json::from_value(serde_json::json!({
+            "from": from, "rel": "supports", "to": to, "deleted": false,
+            "last_seq": 1, "last_ts_ms": 1
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_node_sits_right_of_its_deepest_parent_and_a_cycle_ends() {
+        let nodes = [node("a"), node("b"), node("c")];
+        let l = layers(&nodes, &[edge("a", "b"), edge("b", "c"), edge("a", "c")]);
+        assert_eq!((l["a"], l["b"], l["c"]), (0, 1, 2));
+        let l = layers(&nodes, &[edge("a", "b"), edge("b", "a")]);
+        assert!(l["a"] < 3 && l["b"] < 3, "{l:?}");
+        let drawn = svg(&nodes, &[edge("a", "b")]).into_string();
+        assert_eq!(drawn.matches("<g class=\"node\"").count(), 3, "{drawn}");
+    }
+}
