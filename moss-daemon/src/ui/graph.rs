@@ -5,11 +5,14 @@
 
 use std::collections::HashMap;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Form, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use maud::{Markup, html};
-use moss_client::reasoning::{GraphEdge, GraphNode, GraphQueryRequest};
+use moss_client::reasoning::{
+    BranchListRequest, ConflictResolveRequest, GraphConflictsRequest, GraphEdge, GraphNode,
+    GraphQueryRequest, Resolution,
+};
 use serde::Deserialize;
 
 use super::pages::{crumbs, seg};
@@ -124,9 +127,10 @@ pub fn svg(nodes: &[GraphNode], edges: &[GraphEdge]) -> Markup {
     }
 }
 
-/// `/ui/w/{ws}/graph?target=…` (or `branch` and `doc`): a page of the graph.
+/// `/ui/w/{ws}/graph?target=…` (or `branch` and `doc`): a page of the graph, the workspace's
+/// branches, and the open conflicts of merges into this branch with the forms that resolve them.
 pub async fn graph(
-    _v: Viewer,
+    Viewer(session): Viewer,
     State(app): State<AppState>,
     Path(ws): Path<String>,
     Query(q): Query<GraphQuery>,
@@ -152,6 +156,29 @@ pub async fn graph(
         Ok(g) => g,
         Err(e) => return problem(e),
     };
+    let branches = app
+        .reasoning
+        .branch_list(BranchListRequest {
+            workspace: ws.clone(),
+            limit: Some(50),
+            ..Default::default()
+        })
+        .await
+        .map(|b| b.branches)
+        .unwrap_or_default();
+    let conflicts = app
+        .reasoning
+        .graph_conflicts(GraphConflictsRequest {
+            workspace: ws.clone(),
+            into: g.branch.clone(),
+            doc: Some(g.doc.clone()),
+            status: Some("open".into()),
+            limit: Some(50),
+            ..Default::default()
+        })
+        .await
+        .map(|c| c.conflicts)
+        .unwrap_or_default();
     let here = {
         let mut s = String::from("?");
         if let Some(t) = &target {
@@ -182,8 +209,67 @@ pub async fn graph(
             @if let Some(next) = g.pagination.next_cursor {
                 p.pages { a href={ (here) "cursor=" (next) } { "Older nodes" } }
             }
+            h2 { "Open conflicts merging into " (g.branch) }
+            @if conflicts.is_empty() { p { "None." } }
+            @for c in &conflicts {
+                form.conflict method="post" action={ "/ui/w/" (seg(&ws)) "/graph/resolve" } {
+                    code { (c.conflict_id) } " " (c.kind) " " code { (c.key) } " "
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    input type="hidden" name="conflict_id" value=(c.conflict_id);
+                    input type="hidden" name="branch" value=(g.branch);
+                    button type="submit" name="resolution" value="use_from" { "Take the merged branch's" }
+                    " "
+                    button type="submit" name="resolution" value="use_into" { "Keep this branch's" }
+                }
+            }
+            h2 { "Branches" }
+            ul {
+                @for b in &branches {
+                    li {
+                        a href={ "/ui/w/" (seg(&ws)) "/graph?branch=" (seg(&b.name)) "&doc=graph" } { (b.name) }
+                        @if let Some(base) = &b.base_branch { " " span.meta { "from " (base) } }
+                        @if b.current { " " span.badge { "checked out" } }
+                    }
+                }
+            }
         },
     )
+}
+
+#[derive(Deserialize)]
+pub struct ResolveForm {
+    #[serde(default)]
+    csrf: String,
+    conflict_id: String,
+    resolution: Resolution,
+    /// The branch whose page the form was on, to come back to.
+    #[serde(default)]
+    branch: String,
+}
+
+/// `POST /ui/w/{ws}/graph/resolve`: branchmind_graph_conflict_resolve.
+pub async fn resolve(
+    Viewer(session): Viewer,
+    State(app): State<AppState>,
+    Path(ws): Path<String>,
+    Form(form): Form<ResolveForm>,
+) -> Response {
+    if !crate::ui::session::Sessions::csrf_ok(&session, &form.csrf) {
+        return super::pages::refused();
+    }
+    let req = ConflictResolveRequest {
+        workspace: ws.clone(),
+        conflict_id: form.conflict_id,
+        resolution: form.resolution,
+    };
+    match app.reasoning.graph_conflict_resolve(req).await {
+        Ok(_) => super::redirect(&format!(
+            "/ui/w/{}/graph?branch={}&doc=graph",
+            seg(&ws),
+            seg(&form.branch)
+        )),
+        Err(e) => problem(e),
+    }
 }
 
 #[cfg(test)]

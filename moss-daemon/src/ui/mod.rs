@@ -49,11 +49,13 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/search", get(pages::search))
         .route("/ui/w/{ws}/capsules", get(pages::capsules))
         .route("/ui/w/{ws}/capsules/{id}", get(pages::capsule))
+        .route("/ui/w/{ws}/capsules/{id}/diff", get(pages::diff))
         .route("/ui/w/{ws}/capsules/{id}/delete", post(pages::delete))
         .route("/ui/w/{ws}/capsules/{id}/restore", post(pages::restore))
         .route("/ui/w/{ws}/tasks", get(tasks::list))
         .route("/ui/w/{ws}/tasks/{id}", get(tasks::task))
         .route("/ui/w/{ws}/graph", get(graph::graph))
+        .route("/ui/w/{ws}/graph/resolve", post(graph::resolve))
         .route("/ui/w/{ws}/memories", get(memories::memories))
         .route(
             "/ui/w/{ws}/memories/forget",

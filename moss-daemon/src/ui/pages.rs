@@ -6,7 +6,8 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use maud::{Markup, PreEscaped, html};
 use moss_client::capsule::{
-    DeleteRequest, FetchRequest, ListRequest, RestoreRequest, RunIds, VersionsRequest,
+    DeleteRequest, DiffRef, DiffRequest, FetchRequest, LineageNode, LineageRequest, ListRequest,
+    RestoreRequest, RunIds, SectionState, VersionsRequest,
 };
 use serde::Deserialize;
 
@@ -315,6 +316,30 @@ pub async fn capsule(
         .await
         .map(|v| v.versions)
         .unwrap_or_default();
+    let lineage = app
+        .capsules
+        .lineage(LineageRequest {
+            id: Some(id.clone()),
+            ..Default::default()
+        })
+        .await
+        .ok();
+    let node = |n: &LineageNode| {
+        let label = n
+            .capsule
+            .as_ref()
+            .and_then(|c| c.name.clone().or(c.title.clone()))
+            .or(n.reference.name.clone())
+            .or(n.reference.id.clone())
+            .unwrap_or_default();
+        html! {
+            @match &n.capsule {
+                Some(c) => a href={ "/ui/w/" (seg(&c.workspace)) "/capsules/" (seg(&c.id)) } { (label) },
+                None => span.meta { (label) " (not found)" },
+            }
+            " " span.meta { "depth " (n.depth) }
+        }
+    };
     let text = c.capsule_text.clone().unwrap_or_default();
     let title = c
         .title
@@ -342,18 +367,28 @@ pub async fn capsule(
                 dt { "size" } dd { (c.capsule_chars) " chars, ~" (c.tokens_estimate) " tokens" }
             }
             article.capsule { (PreEscaped(super::markdown::to_html(&text))) }
-            @if let Some(refs) = &c.based_on {
-                h2 { "Based on" }
-                ul { @for r in refs { li { (r.id.clone().or(r.name.clone()).unwrap_or_default()) } } }
+            @if let Some(l) = &lineage {
+                @if !l.based_on.is_empty() || !l.derived.is_empty() {
+                    h2 { "Lineage" }
+                    @if !l.based_on.is_empty() { p { "Based on:" } ul { @for n in &l.based_on { li { (node(n)) } } } }
+                    @if !l.derived.is_empty() { p { "Derived from it:" } ul { @for n in &l.derived { li { (node(n)) } } } }
+                }
+            }
+            @if let Some(ev) = &c.evidence {
+                @if !ev.is_empty() {
+                    h2 { "Evidence" }
+                    ul { @for e in ev { li { span.badge { (e.kind) } " " code { (e.reference) } " " span.meta { (e.chars) " chars" } } } }
+                }
             }
             h2 { "Versions" }
             @if versions.is_empty() { p { "No earlier revision is kept." } }
             @else {
                 table {
-                    thead { tr { th { "revision" } th { "title" } th { "chars" } th { "saved" } } }
+                    thead { tr { th { "revision" } th { "title" } th { "chars" } th { "saved" } th {} } }
                     tbody { @for v in &versions { tr {
                         td.num { (v.revision) } td { (v.title.clone().unwrap_or_default()) }
                         td.num { (v.capsule_chars) } td { (when(v.updated_at)) }
+                        td { a href={ "/ui/w/" (seg(&ws)) "/capsules/" (seg(&c.id)) "/diff?version=" (v.version) } { "diff with now" } }
                     } } }
                 }
             }
@@ -368,6 +403,63 @@ pub async fn capsule(
                 form method="post" action=(action("restore")) {
                     input type="hidden" name="csrf" value=(session.csrf);
                     button type="submit" { "Restore this capsule" }
+                }
+            }
+        },
+    )
+}
+
+#[derive(Deserialize)]
+pub struct DiffQuery {
+    version: i64,
+}
+
+/// `/ui/w/{ws}/capsules/{id}/diff?version=N`: capsule_diff of version N against now, section by
+/// section, with a unified diff of each modified one.
+pub async fn diff(
+    _v: Viewer,
+    State(app): State<AppState>,
+    Path((ws, id)): Path<(String, String)>,
+    Query(q): Query<DiffQuery>,
+) -> Response {
+    let side = |version: Option<i64>| DiffRef {
+        id: Some(id.clone()),
+        version,
+        ..Default::default()
+    };
+    let d = match app
+        .capsules
+        .diff(DiffRequest {
+            a: side(Some(q.version)),
+            b: side(None),
+            include_diff: Some(true),
+        })
+        .await
+    {
+        Ok(d) => d,
+        Err(e) => return problem(e),
+    };
+    let state = |s: &SectionState| match s {
+        SectionState::Unchanged => "unchanged",
+        SectionState::Modified => "modified",
+        SectionState::Added => "added",
+        SectionState::RemovedContent => "removed",
+    };
+    page(
+        StatusCode::OK,
+        "Diff",
+        html! {
+            (crumbs(&ws, "capsules"))
+            h1 { "Revision " (d.a_revision) " → " (d.b_revision) }
+            p { a href={ "/ui/w/" (seg(&ws)) "/capsules/" (seg(&id)) } { "Back to the capsule" } }
+            @for name in &d.order {
+                @let st = d.sections.get(name);
+                h2 { (name) " " span.badge { (st.map(state).unwrap_or("")) } }
+                @if let Some(text) = d.diffs.as_ref().and_then(|m| m.get(name)) {
+                    pre.diff { @for line in text.lines() {
+                        @if line.starts_with('+') { span.add { (line) } } @else if line.starts_with('-') { span.del { (line) } } @else { (line) }
+                        "\n"
+                    } }
                 }
             }
         },

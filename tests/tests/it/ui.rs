@@ -296,3 +296,120 @@ async fn tasks_graph_memories_and_timeline_pages() {
     assert_eq!(s, 200);
     assert!(timeline.contains("/ui/w/shop/tasks/TASK-001"), "{timeline}");
 }
+
+/// A capsule's diff with an earlier version, and a graph conflict resolved from its page with
+/// the session's token (and refused without it).
+#[tokio::test]
+async fn a_version_diff_and_a_conflict_resolved_from_the_graph_page() {
+    let d = TestDaemon::start().await;
+    let ok = |v: (u16, serde_json::Value)| {
+        assert_eq!(v.0, 200, "{}", v.1);
+        v.1
+    };
+    let stored = ok(d
+        .call(
+            "POST",
+            "/capsules",
+            Some(
+                json!({"workspace": "shop", "name": "plan", "capsule_text": capsule_text("first")}),
+            ),
+        )
+        .await);
+    let id = stored["id"].as_str().unwrap().to_string();
+    ok(d.call(
+        "PUT",
+        &format!("/capsules/{id}"),
+        Some(json!({"capsule_text": capsule_text("second")})),
+    )
+    .await);
+    let apply = |branch: &str, title: &str| {
+        json!({"workspace": "shop", "branch": branch, "doc": "graph",
+            "ops": [{"op": "node_upsert", "id": "x", "type": "hypothesis", "title": title}]})
+    };
+    ok(d.call(
+        "POST",
+        "/reasoning/graph/apply",
+        Some(apply("main", "base")),
+    )
+    .await);
+    ok(d.call(
+        "POST",
+        "/reasoning/branch/create",
+        Some(json!({"workspace": "shop", "name": "b", "from": "main"})),
+    )
+    .await);
+    ok(
+        d.call("POST", "/reasoning/graph/apply", Some(apply("b", "theirs")))
+            .await,
+    );
+    ok(d.call(
+        "POST",
+        "/reasoning/graph/apply",
+        Some(apply("main", "ours")),
+    )
+    .await);
+    let merged = ok(d
+        .call(
+            "POST",
+            "/reasoning/graph/merge",
+            Some(json!({"workspace": "shop", "doc": "graph", "from": "b", "into": "main"})),
+        )
+        .await);
+    assert_eq!(merged["conflicts_created"], 1, "{merged}");
+    let cookie = sign_in(&d).await;
+
+    let (s, page) = get(&d, &cookie, &format!("/ui/w/shop/capsules/{id}")).await;
+    assert_eq!(s, 200);
+    let diff_link = format!("/ui/w/shop/capsules/{id}/diff?version=");
+    assert!(page.contains(&diff_link), "{page}");
+    let at = page.find(&diff_link).unwrap() + diff_link.len();
+    let version: String = page[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '-')
+        .collect();
+    let (s, diff) = get(&d, &cookie, &format!("{diff_link}{version}")).await;
+    assert_eq!(s, 200, "{diff}");
+    assert!(diff.contains("modified"), "{diff}");
+    assert!(diff.contains("class=\"add\""), "{diff}");
+
+    let (s, graph) = get(&d, &cookie, "/ui/w/shop/graph?branch=main&doc=graph").await;
+    assert_eq!(s, 200);
+    let at = graph
+        .find("name=\"conflict_id\" value=\"")
+        .expect("a conflict form")
+        + 26;
+    let conflict: String = graph[at..].split('"').next().unwrap().to_string();
+    let (s, _) = post_form(
+        &d,
+        &cookie,
+        "/ui/w/shop/graph/resolve",
+        &format!("conflict_id={conflict}&resolution=use_from&branch=main"),
+    )
+    .await;
+    assert_eq!(s, 403);
+    let token = csrf(&graph);
+    let (s, _) = post_form(
+        &d,
+        &cookie,
+        "/ui/w/shop/graph/resolve",
+        &format!("csrf={token}&conflict_id={conflict}&resolution=use_from&branch=main"),
+    )
+    .await;
+    assert_eq!(s, 303);
+    let open = ok(d
+        .call(
+            "POST",
+            "/reasoning/graph/conflicts",
+            Some(json!({"workspace": "shop", "doc": "graph", "into": "main", "status": "open"})),
+        )
+        .await);
+    assert_eq!(open["conflicts"], json!([]), "{open}");
+    let q = ok(d
+        .call(
+            "POST",
+            "/reasoning/graph/query",
+            Some(json!({"workspace": "shop", "branch": "main", "doc": "graph", "ids": ["x"]})),
+        )
+        .await);
+    assert_eq!(q["nodes"][0]["title"], "theirs", "{q}");
+}
