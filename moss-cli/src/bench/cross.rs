@@ -4,8 +4,8 @@
 //! `--workspace` is given):
 //!
 //! - **the context task**: a plan and a task with [`CONTEXT_STEPS`] steps, [`CONTEXT_NOTES`]
-//!   reasoning notes on it, [`CONTEXT_HANDOFFS`] capsules handed off for it (its id as their
-//!   `run_id`) and [`CONTEXT_MEMORIES`] memories with its id among their contexts;
+//!   reasoning notes on it, [`CONTEXT_HANDOFFS`] capsules handed off for it (stored with its id
+//!   as their `task`) and [`CONTEXT_MEMORIES`] memories with its id among their contexts;
 //! - **the rest**, a quarter per family: capsules of `--size` bytes, reasoning notes (on `main`),
 //!   plans holding tasks of [`STEPS_PER_TASK`] steps (each plan, task and step one item) and
 //!   memories, written by `--clients` (at least 8) concurrent writers, the steps by the bulk
@@ -210,7 +210,7 @@ async fn seed_context_task(
                 capsule_text: text,
                 workspace: Some(w),
                 name: Some(format!("handoff-{i}")),
-                run_id: Some(t),
+                task: Some(t),
                 source: Some("moss-bench".into()),
                 ..Default::default()
             };

@@ -80,8 +80,24 @@ async fn bench_times_search_and_context_across_families() {
     for section in ["handoffs", "notes", "memories"] {
         assert!(shape[section].as_u64().unwrap() > 0, "{section}: {r}");
     }
-    // What it wrote is there to read: the context task's handoffs carry its id.
+    // What it wrote is there to read: the context task's handoffs are linked to it by
+    // `task`, the way a capsule is handed off for a task.
     let task = r["context_task"].as_str().unwrap();
+    let args = [
+        "list",
+        "-w",
+        "bench-cross",
+        "--task",
+        task,
+        "--limit",
+        "100",
+    ];
+    let handoffs = json(&moss(&d, &args, None).await);
+    assert_eq!(
+        handoffs["items"].as_array().unwrap().len(),
+        20,
+        "{handoffs}"
+    );
     let found = json(&moss(&d, &["find", "rare7", "-w", "bench-cross"], None).await);
     let families: std::collections::BTreeSet<&str> = found["items"]
         .as_array()
