@@ -318,10 +318,15 @@ mod tests {
     }
 
     /// The plan of `sql` on a migrated database, one detail per line.
+    /// Parameters are left unbound, as the daemon's plans are made without their values.
     fn plan(conn: &Connection, sql: &str) -> String {
         let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-        let rows = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap();
-        rows.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+        let mut rows = stmt.raw_query();
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().unwrap() {
+            out.push(r.get::<_, String>(3).unwrap());
+        }
+        out.join("\n")
     }
 
     #[test]
@@ -345,5 +350,43 @@ mod tests {
             assert!(p.contains(index), "{sql}: {p}");
             assert!(!p.contains("TEMP B-TREE"), "{sql} sorts: {p}");
         }
+    }
+
+    /// The newest entries, memories, cards and handoffs of a workspace or task are index
+    /// ranges read in order: no sort of the workspace's rows, no scan of its capsules.
+    #[test]
+    fn newest_of_a_workspace_reads_an_index_without_sorting() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, MIGRATIONS).unwrap();
+        for (sql, index) in [
+            (
+                "SELECT seq, content FROM reasoning_entries WHERE workspace = ?1
+                 ORDER BY seq DESC LIMIT ?2",
+                "reasoning_entries_recent",
+            ),
+            (
+                "SELECT seq, content FROM reasoning_entries
+                 WHERE workspace = ?1 AND format = 'card'
+                   AND json_extract(meta_json, '$.card_type') = ?2
+                   AND (?3 IS NULL OR doc LIKE ?3 OR branch = 'task/' || ?4)
+                 ORDER BY seq DESC LIMIT ?5",
+                "reasoning_entries_cards",
+            ),
+            (
+                "SELECT id, content FROM memories WHERE workspace = ?1 AND session = ''
+                 ORDER BY seq DESC LIMIT ?2",
+                "memories_recent",
+            ),
+        ] {
+            let p = plan(&conn, sql);
+            assert!(p.contains(index), "{sql}: {p}");
+            assert!(!p.contains("TEMP B-TREE"), "{sql} sorts: {p}");
+        }
+        let p = plan(
+            &conn,
+            "SELECT COUNT(DISTINCT rid) FROM memory_contexts
+             WHERE workspace = ?1 AND context = lower(?2)",
+        );
+        assert!(p.contains("workspace=? AND context=?"), "{p}");
     }
 }

@@ -1,7 +1,7 @@
 //! What the capsule family offers the rest of the daemon (the cross-family reads), and the only
 //! path by which they reach it.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::Result;
 
@@ -25,36 +25,52 @@ pub fn handoffs(
     limit: i64,
     first_text: bool,
 ) -> Result<Vec<(i64, moss_client::moss::ContextItem)>> {
-    let mut stmt = conn.prepare_cached(
-        // Two index ranges (the task link, the run id) instead of a scan of the workspace.
-        "SELECT id, name_raw, title, capsule_text, updated_at * 1000 FROM capsules
-         WHERE workspace_norm = ?1 AND deleted_at IS NULL
-           AND (?2 IS NULL OR id IN (
-             SELECT id FROM capsules WHERE workspace_norm = ?1 AND task = ?2
-               AND deleted_at IS NULL
-             UNION ALL
-             SELECT id FROM capsules WHERE run_id = ?2 AND workspace_norm = ?1
-               AND deleted_at IS NULL))
-         ORDER BY updated_at DESC, seq DESC LIMIT ?3",
-    )?;
-    let rows = stmt.query_map(rusqlite::params![ws, task, limit], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, Option<String>>(1)?,
-            r.get::<_, Option<String>>(2)?,
-            r.get::<_, String>(3)?,
-            r.get::<_, i64>(4)?,
-        ))
-    })?;
-    let mut out = Vec::new();
-    for (i, row) in rows.enumerate() {
-        let (id, name, title, text, at) = row?;
+    type Row = (String, Option<String>, Option<String>, i64);
+    let row = |r: &rusqlite::Row<'_>| -> rusqlite::Result<Row> {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+    };
+    let rows: Vec<Row> = match task {
+        // The task's capsules come from two index ranges (the task link, the run id) and are
+        // sorted there: walking the workspace newest first would read every capsule written
+        // since the task's last handoff.
+        Some(task) => conn
+            .prepare_cached(
+                "SELECT id, name_raw, title, updated_at * 1000 FROM capsules
+                 WHERE id IN (
+                     SELECT id FROM capsules WHERE workspace_norm = ?1 AND task = ?2
+                       AND deleted_at IS NULL
+                     UNION ALL
+                     SELECT id FROM capsules WHERE run_id = ?2 AND workspace_norm = ?1
+                       AND deleted_at IS NULL)
+                 ORDER BY updated_at DESC, seq DESC LIMIT ?3",
+            )?
+            .query_map(rusqlite::params![ws, task, limit], row)?
+            .collect::<rusqlite::Result<_>>()?,
+        None => conn
+            .prepare_cached(
+                "SELECT id, name_raw, title, updated_at * 1000 FROM capsules
+                 WHERE workspace_norm = ?1 AND deleted_at IS NULL
+                 ORDER BY updated_at DESC, seq DESC LIMIT ?2",
+            )?
+            .query_map(rusqlite::params![ws, limit], row)?
+            .collect::<rusqlite::Result<_>>()?,
+    };
+    let mut out = Vec::with_capacity(rows.len());
+    for (i, (id, name, title, at)) in rows.into_iter().enumerate() {
+        // Only the newest one's text is read.
+        let text = if i == 0 && first_text {
+            conn.prepare_cached("SELECT capsule_text FROM capsules WHERE id = ?1")?
+                .query_row([&id], |r| r.get::<_, String>(0))
+                .optional()?
+        } else {
+            None
+        };
         out.push((
             at,
             moss_client::moss::ContextItem {
                 kind: "capsule".into(),
                 title: title.or(name).unwrap_or_else(|| id.clone()),
-                text: (i == 0 && first_text).then_some(text),
+                text,
                 updated_at: crate::time::rfc3339_ms(at),
                 open: moss_client::moss::Open {
                     tool: "capsule_fetch".into(),

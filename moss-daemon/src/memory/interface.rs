@@ -126,8 +126,9 @@ pub fn memory_item(
 pub fn count_with_context(conn: &Connection, ws: &str, context: &str) -> Result<i64> {
     Ok(conn
         .prepare_cached(
+            // Contexts are kept lowercased, so this is one range of the primary key.
             "SELECT COUNT(DISTINCT rid) FROM memory_contexts
-             WHERE workspace = ?1 AND lower(context) = lower(?2)",
+             WHERE workspace = ?1 AND context = lower(?2)",
         )?
         .query_row(rusqlite::params![ws, context], |r| r.get(0))?)
 }

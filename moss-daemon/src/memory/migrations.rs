@@ -110,4 +110,12 @@ pub const MIGRATIONS: &[Migration] = &[
     ) WITHOUT ROWID;
     "#,
     },
+    Migration {
+        version: 16,
+        // A workspace's newest persistent memories are one index range read backwards
+        // (moss_context's last changes), not a sort of the whole workspace.
+        sql: r#"
+    CREATE INDEX memories_recent ON memories(workspace, session, seq);
+    "#,
+    },
 ];

@@ -135,17 +135,87 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
         budget: blank_budget(),
         hint: None,
     };
-    let mut recall_for = req.query.clone().unwrap_or_default();
-    if let Some(task) = &task {
-        let radar = app
-            .tasks
-            .radar(TasksRadarRequest {
+    // The sections are read at once, each on a read connection of its own: the radar (and
+    // then the memories recalled for its title), the notes, and the rest in one go. Their
+    // failures are taken in that order.
+    let query = req.query.clone().unwrap_or_default();
+    let radar_and_recall = async {
+        let radar = match &task {
+            Some(task) => Some(
+                app.tasks
+                    .radar(TasksRadarRequest {
+                        workspace: ws.clone(),
+                        task: Some(task.clone()),
+                        ..Default::default()
+                    })
+                    .await,
+            ),
+            None => None,
+        };
+        let recall_for = match &radar {
+            Some(Ok(radar)) => format!("{} {query}", radar.target.title),
+            Some(Err(_)) => return (radar, Ok(Vec::new())),
+            None => query.clone(),
+        };
+        let memories = recall(app, &ws, task.as_deref(), recall_for.trim()).await;
+        (radar, memories)
+    };
+    let notes = async {
+        let Some(task) = &task else {
+            return Ok(None);
+        };
+        app.reasoning
+            .show(ShowRequest {
                 workspace: ws.clone(),
-                task: Some(task.clone()),
+                target: Some(task.clone()),
+                doc_kind: Some("notes".into()),
+                limit: Some(PER_SECTION),
                 ..Default::default()
             })
-            .await?;
-        recall_for = format!("{} {recall_for}", radar.target.title);
+            .await
+            .map(Some)
+    };
+    let (w, t) = (ws.clone(), task.clone());
+    let rest = app.store.readers.run(move |conn| {
+        let t = t.as_deref();
+        let handoffs = capsules::handoffs(conn, &w, t, HANDOFFS, true)?;
+        let questions = match t {
+            Some(t) => reasoning::latest_cards(conn, &w, Some(t), "question", PER_SECTION)?,
+            None => Vec::new(),
+        };
+        let decisions = reasoning::latest_cards(conn, &w, t, "decision", PER_SECTION)?;
+        let open_tasks = if t.is_none() {
+            tasks::recent(conn, &w, 10, true)?
+        } else {
+            Vec::new()
+        };
+        let mut changes = Vec::new();
+        if t.is_some() {
+            changes.extend(capsules::handoffs(conn, &w, None, CHANGES as i64, false)?);
+            changes.extend(reasoning::recent(conn, &w, CHANGES as i64)?);
+            changes.extend(tasks::recent(conn, &w, CHANGES as i64, false)?);
+            changes.extend(memories::recent(conn, &w, CHANGES as i64)?);
+            changes.sort_by_key(|c| std::cmp::Reverse(c.0));
+            changes.truncate(CHANGES);
+        }
+        let items = |v: Vec<(i64, ContextItem)>| v.into_iter().map(|(_, i)| i).collect();
+        Ok((
+            items(handoffs),
+            items(questions),
+            items(decisions),
+            items(open_tasks),
+            changes
+                .into_iter()
+                .map(|(_, mut i)| {
+                    i.text = None;
+                    i
+                })
+                .collect::<Vec<_>>(),
+        ))
+    });
+    let ((radar, recalled), notes, rest) = tokio::join!(radar_and_recall, notes, rest);
+    if let Some(radar) = radar {
+        let radar = radar?;
         resp.radar = Some(json!({
             "title": radar.target.title,
             "status": radar.target.status,
@@ -163,16 +233,8 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
             "reasoning_ref": radar.reasoning_ref,
             "memories": radar.memories,
         }));
-        let notes = app
-            .reasoning
-            .show(ShowRequest {
-                workspace: ws.clone(),
-                target: Some(task.clone()),
-                doc_kind: Some("notes".into()),
-                limit: Some(PER_SECTION),
-                ..Default::default()
-            })
-            .await?;
+    }
+    if let Some(notes) = notes? {
         resp.notes = notes
             .entries
             .into_iter()
@@ -199,55 +261,15 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
             })
             .collect();
     }
-    let (w, t) = (ws.clone(), task.clone());
     let with_task = task.is_some();
-    let (handoffs, questions, decisions, open_tasks, changes) = app
-        .store
-        .readers
-        .run(move |conn| {
-            let t = t.as_deref();
-            let handoffs = capsules::handoffs(conn, &w, t, HANDOFFS, true)?;
-            let questions = match t {
-                Some(t) => reasoning::latest_cards(conn, &w, Some(t), "question", PER_SECTION)?,
-                None => Vec::new(),
-            };
-            let decisions = reasoning::latest_cards(conn, &w, t, "decision", PER_SECTION)?;
-            let open_tasks = if t.is_none() {
-                tasks::recent(conn, &w, 10, true)?
-            } else {
-                Vec::new()
-            };
-            let mut changes = Vec::new();
-            if t.is_some() {
-                changes.extend(capsules::handoffs(conn, &w, None, CHANGES as i64, false)?);
-                changes.extend(reasoning::recent(conn, &w, CHANGES as i64)?);
-                changes.extend(tasks::recent(conn, &w, CHANGES as i64, false)?);
-                changes.extend(memories::recent(conn, &w, CHANGES as i64)?);
-                changes.sort_by_key(|c| std::cmp::Reverse(c.0));
-                changes.truncate(CHANGES);
-            }
-            let items = |v: Vec<(i64, ContextItem)>| v.into_iter().map(|(_, i)| i).collect();
-            Ok((
-                items(handoffs),
-                items(questions),
-                items(decisions),
-                items(open_tasks),
-                changes
-                    .into_iter()
-                    .map(|(_, mut i)| {
-                        i.text = None;
-                        i
-                    })
-                    .collect::<Vec<_>>(),
-            ))
-        })
-        .await?;
-    resp.handoffs = handoffs;
-    resp.questions = questions;
-    resp.decisions = decisions;
-    resp.open_tasks = open_tasks;
-    resp.changes = changes;
-    resp.memories = recall(app, &ws, task.as_deref(), recall_for.trim()).await?;
+    (
+        resp.handoffs,
+        resp.questions,
+        resp.decisions,
+        resp.open_tasks,
+        resp.changes,
+    ) = rest?;
+    resp.memories = recalled?;
     if !with_task
         && resp.handoffs.is_empty()
         && resp.open_tasks.is_empty()
@@ -264,26 +286,34 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
 /// The memories recalled for `query` (the task's title and the request's query), and those
 /// attached to the task's id as a context, best first, each once.
 async fn recall(app: &App, ws: &str, task: Option<&str>, query: &str) -> Result<Vec<ContextItem>> {
-    let mut asks = Vec::new();
-    if let Some(task) = task {
-        asks.push(MemoryRecallRequest {
-            workspace: Some(ws.to_string()),
-            context: Some(task.to_string()),
-            limit: Some(PER_SECTION),
-            ..Default::default()
-        });
-    }
-    if !query.is_empty() {
-        asks.push(MemoryRecallRequest {
-            workspace: Some(ws.to_string()),
-            query: Some(query.to_string()),
-            limit: Some(PER_SECTION),
-            ..Default::default()
-        });
-    }
+    let ask = |context: Option<String>, query: Option<String>| MemoryRecallRequest {
+        workspace: Some(ws.to_string()),
+        context,
+        query,
+        limit: Some(PER_SECTION),
+        ..Default::default()
+    };
+    // Both recalls at once; their answers are merged in this order.
+    let by_context = async {
+        match task {
+            Some(task) => Some(app.memories.recall(ask(Some(task.to_string()), None)).await),
+            None => None,
+        }
+    };
+    let by_query = async {
+        if query.is_empty() {
+            return None;
+        }
+        Some(
+            app.memories
+                .recall(ask(None, Some(query.to_string())))
+                .await,
+        )
+    };
+    let (by_context, by_query) = tokio::join!(by_context, by_query);
     let mut out: Vec<ContextItem> = Vec::new();
-    for ask in asks {
-        let got = app.memories.recall(ask).await?;
+    for got in [by_context, by_query].into_iter().flatten() {
+        let got = got?;
         for r in got.items {
             let m = r.memory;
             if out.iter().any(|o| o.id == m.id) {

@@ -7,13 +7,14 @@ use crate::store::migrations::Migration;
 
 /// The reasoning family's migrations, by version. Migration 4 also creates the tables of
 /// plans and tasks, which the tasks toolset keeps.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 4,
-    // Reasoning memory and plans/tasks. Every `seq` is a number of the store's sequence, so
-    // entries, graph versions, conflicts, items and events are ordered across the database.
-    // Entries and versions are append-only; a branch's view is computed from its base chain
-    // (see reasoning::branches), never copied.
-    sql: r#"
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 4,
+        // Reasoning memory and plans/tasks. Every `seq` is a number of the store's sequence, so
+        // entries, graph versions, conflicts, items and events are ordered across the database.
+        // Entries and versions are append-only; a branch's view is computed from its base chain
+        // (see reasoning::branches), never copied.
+        sql: r#"
     CREATE TABLE reasoning_branches (
       workspace     TEXT NOT NULL,
       name          TEXT NOT NULL,
@@ -172,4 +173,17 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
       task      TEXT NOT NULL
     ) WITHOUT ROWID;
     "#,
-}];
+    },
+    Migration {
+        version: 15,
+        // The newest entries of a workspace and its newest think cards of a type are each one
+        // index range read backwards (moss_context's last changes, decisions and questions),
+        // not a sort of the whole workspace.
+        sql: r#"
+    CREATE INDEX reasoning_entries_recent ON reasoning_entries(workspace, seq);
+    CREATE INDEX reasoning_entries_cards
+      ON reasoning_entries(workspace, json_extract(meta_json, '$.card_type'), seq)
+      WHERE format = 'card';
+    "#,
+    },
+];
