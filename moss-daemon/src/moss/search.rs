@@ -112,8 +112,12 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         None => None,
     };
     let depth = (offset + limit).min(DEPTH);
-    let mut lists: Vec<(&'static str, Vec<FamilyHit>)> = Vec::new();
-    if families.contains(&"capsule") {
+    // Each family searches on a read connection of its own, all at once; their answers (and
+    // a failure, the first family's first) are taken in the family order.
+    let capsule_hits = async {
+        if !families.contains(&"capsule") {
+            return Ok(None);
+        }
         let page = app
             .capsules
             .search(moss_client::capsule::SearchRequest {
@@ -140,44 +144,59 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
                 id: h.id,
             })
             .collect();
-        lists.push(("capsule", hits));
-    }
-    if families.contains(&"reasoning") {
+        Ok(Some(hits))
+    };
+    let reasoning_hits = async {
+        if !families.contains(&"reasoning") {
+            return Ok(None);
+        }
         app.store.await_index(&reasoning::SEARCH_SOURCE).await;
-    }
-    if families.contains(&"memory") {
+        let (q, w) = (query.clone(), ws.clone());
+        let hits = app
+            .store
+            .readers
+            .run(move |conn| reasoning::search_hits(conn, &q, w.as_deref(), depth))
+            .await?;
+        Ok(Some(hits))
+    };
+    let tasks_hits = async {
+        if !families.contains(&"tasks") {
+            return Ok(None);
+        }
+        let (words, w) = (query_words(&query), ws.clone());
+        let hits = app
+            .store
+            .readers
+            .run(move |conn| tasks::search_hits(conn, &words, w.as_deref(), depth))
+            .await?;
+        Ok(Some(hits))
+    };
+    let memory_hits = async {
+        if !families.contains(&"memory") {
+            return Ok(None);
+        }
         app.store.await_index(&memories::SEARCH_SOURCE).await;
+        let (q, w) = (query.clone(), ws.clone());
+        let hits = app
+            .store
+            .readers
+            .run(move |conn| memories::search_hits(conn, &q, w.as_deref(), depth))
+            .await?;
+        Ok(Some(hits))
+    };
+    let (capsule, reasoning, tasks, memory): (Found, Found, Found, Found) =
+        tokio::join!(capsule_hits, reasoning_hits, tasks_hits, memory_hits);
+    let mut lists: Vec<(&'static str, Vec<FamilyHit>)> = Vec::new();
+    for (family, found) in [
+        ("capsule", capsule),
+        ("reasoning", reasoning),
+        ("tasks", tasks),
+        ("memory", memory),
+    ] {
+        if let Some(hits) = found? {
+            lists.push((family, hits));
+        }
     }
-    let words = query_words(&query);
-    let (q, w) = (query.clone(), ws.clone());
-    let wanted = families.clone();
-    let rest = app
-        .store
-        .readers
-        .run(move |conn| {
-            let mut out = Vec::new();
-            if wanted.contains(&"reasoning") {
-                out.push((
-                    "reasoning",
-                    reasoning::search_hits(conn, &q, w.as_deref(), depth)?,
-                ));
-            }
-            if wanted.contains(&"tasks") {
-                out.push((
-                    "tasks",
-                    tasks::search_hits(conn, &words, w.as_deref(), depth)?,
-                ));
-            }
-            if wanted.contains(&"memory") {
-                out.push((
-                    "memory",
-                    memories::search_hits(conn, &q, w.as_deref(), depth)?,
-                ));
-            }
-            Ok(out)
-        })
-        .await?;
-    lists.extend(rest);
     let fused = fuse(lists);
     let total = fused.len() as i64;
     let items: Vec<SearchHit> = fused
@@ -204,6 +223,9 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
     };
     budget::fit(resp, &caps)
 }
+
+/// One family's hits, or `None` when the request leaves the family out.
+type Found = Result<Option<Vec<FamilyHit>>>;
 
 /// Reciprocal rank fusion of each family's ranked hits (see the module doc).
 pub fn fuse(lists: Vec<(&'static str, Vec<FamilyHit>)>) -> Vec<SearchHit> {

@@ -82,16 +82,22 @@ pub fn search_hits(
         })
         .collect();
     let mut hits: Vec<(i64, i64, FamilyHit)> = Vec::new();
-    let mut items = conn.prepare_cached(
+    // Of one workspace, a range of the primary key rather than a scan of every workspace.
+    let (in_ws, step_in_ws) = if ws.is_some() {
+        ("workspace = ?1", "s.workspace = ?1")
+    } else {
+        ("?1 IS NULL", "?1 IS NULL")
+    };
+    let mut items = conn.prepare_cached(&format!(
         "SELECT workspace, id, kind, title, COALESCE(description, ''), updated_at_ms
-         FROM task_items WHERE (?1 IS NULL OR workspace = ?1)
-           AND (title LIKE ?2 ESCAPE '\\' OR description LIKE ?2 ESCAPE '\\')",
-    )?;
-    let mut steps = conn.prepare_cached(
+         FROM task_items WHERE {in_ws}
+           AND (title LIKE ?2 ESCAPE '\\' OR description LIKE ?2 ESCAPE '\\')"
+    ))?;
+    let mut steps = conn.prepare_cached(&format!(
         "SELECT s.workspace, s.task, s.step_id, s.title, i.updated_at_ms
          FROM task_steps AS s JOIN task_items AS i ON i.workspace = s.workspace AND i.id = s.task
-         WHERE (?1 IS NULL OR s.workspace = ?1) AND s.title LIKE ?2 ESCAPE '\\'",
-    )?;
+         WHERE {step_in_ws} AND s.title LIKE ?2 ESCAPE '\\'"
+    ))?;
     let mut seen = std::collections::HashSet::new();
     for pattern in &like {
         let rows = items.query_map(rusqlite::params![ws, pattern], |r| {
