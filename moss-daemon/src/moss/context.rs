@@ -189,28 +189,21 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
         } else {
             Vec::new()
         };
-        let mut changes = Vec::new();
-        if t.is_some() {
-            changes.extend(capsules::handoffs(conn, &w, None, CHANGES as i64, false)?);
-            changes.extend(reasoning::recent(conn, &w, CHANGES as i64)?);
-            changes.extend(tasks::recent(conn, &w, CHANGES as i64, false)?);
-            changes.extend(memories::recent(conn, &w, CHANGES as i64)?);
-            changes.sort_by_key(|c| std::cmp::Reverse(c.0));
-            changes.truncate(CHANGES);
-        }
+        let changes = match t {
+            Some(_) => {
+                let mut c = super::changes(conn, &w, CHANGES as i64)?;
+                c.truncate(CHANGES);
+                c
+            }
+            None => Vec::new(),
+        };
         let items = |v: Vec<(i64, ContextItem)>| v.into_iter().map(|(_, i)| i).collect();
         Ok((
             items(handoffs),
             items(questions),
             items(decisions),
             items(open_tasks),
-            changes
-                .into_iter()
-                .map(|(_, mut i)| {
-                    i.text = None;
-                    i
-                })
-                .collect::<Vec<_>>(),
+            changes,
         ))
     });
     let ((radar, recalled), notes, rest) = tokio::join!(radar_and_recall, notes, rest);
