@@ -10,6 +10,7 @@ pub static MIGRATIONS: &[&[Migration]] = &[
     crate::capsule::migrations::MIGRATIONS,
     crate::reasoning::migrations::MIGRATIONS,
     crate::memory::migrations::MIGRATIONS,
+    crate::tasks::migrations::MIGRATIONS,
 ];
 
 /// The options a store is opened with under `config`: every family's full-text sources and
@@ -388,5 +389,50 @@ mod tests {
              WHERE workspace = ?1 AND context = lower(?2)",
         );
         assert!(p.contains("workspace=? AND context=?"), "{p}");
+    }
+
+    /// The word index of plans, tasks and steps is filled from the rows a database already
+    /// holds, and follows every insert, rename and delete after.
+    #[test]
+    fn task_words_are_backfilled_and_follow_items_and_steps() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        up_to(&conn, 16);
+        conn.execute_batch(
+            "INSERT INTO task_items(workspace, id, kind, title, description, revision, seq,
+               created_at_ms, updated_at_ms)
+             VALUES ('w', 'TASK-001', 'task', 'Refund flow', 'keeps tabs', 1, 1, 1, 1);
+             INSERT INTO task_steps(workspace, task, step_id, ordinal, title, criteria_json,
+               tests_json, blockers_json)
+             VALUES ('w', 'TASK-001', 'STEP-0001', 0, 'Rotate the refresh_token', '[]', '[]',
+               '[]');",
+        )
+        .unwrap();
+        migrate(&mut conn, MIGRATIONS).unwrap();
+        let hits = |conn: &Connection, q: &str| -> Vec<String> {
+            conn.prepare("SELECT item || '/' || step FROM task_words WHERE task_words MATCH ?1")
+                .unwrap()
+                .query_map([q], |r| r.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        assert_eq!(hits(&conn, "\"tab\"*"), ["TASK-001/"]);
+        assert_eq!(hits(&conn, "\"refresh_token\"*"), ["TASK-001/STEP-0001"]);
+        conn.execute_batch(
+            "INSERT INTO task_steps(workspace, task, step_id, ordinal, title, criteria_json,
+               tests_json, blockers_json)
+             VALUES ('w', 'TASK-001', 'STEP-0002', 1, 'Deploy it', '[]', '[]', '[]');
+             UPDATE task_steps SET title = 'Write the endpoint' WHERE step_id = 'STEP-0001';
+             UPDATE task_items SET title = 'Payments' WHERE id = 'TASK-001';",
+        )
+        .unwrap();
+        assert!(hits(&conn, "\"refresh_token\"*").is_empty());
+        assert!(hits(&conn, "\"refund\"*").is_empty());
+        assert_eq!(hits(&conn, "\"endpoint\"*"), ["TASK-001/STEP-0001"]);
+        assert_eq!(hits(&conn, "\"deploy\"*"), ["TASK-001/STEP-0002"]);
+        assert_eq!(hits(&conn, "\"payment\"*"), ["TASK-001/"]);
+        conn.execute("DELETE FROM task_steps WHERE step_id = 'STEP-0002'", [])
+            .unwrap();
+        assert!(hits(&conn, "\"deploy\"*").is_empty());
     }
 }

@@ -47,7 +47,8 @@ pub fn activity(conn: &Connection) -> Result<Vec<(String, i64, i64)>> {
 /// Plans, tasks and steps whose title or description holds words of `words` (whole words
 /// and their suffixes, case-insensitive: `tab` matches "Tabs"), in workspace `ws` (every
 /// workspace if `None`): the most words matched first, titles counting double, then the
-/// newest; at most `limit`. Plans and tasks have no full-text index: they are few and short.
+/// newest; at most `limit`. Candidates come from the `task_words` index (best first, at most
+/// [`CANDIDATES`]), and are scored on their text.
 pub fn search_hits(
     conn: &Connection,
     words: &[String],
@@ -69,52 +70,55 @@ pub fn search_hits(
             .filter(|w| tokens.iter().any(|t| t.starts_with(w.as_str())))
             .count() as i64
     };
-    // Candidates: any word as a substring (LIKE, its wildcards escaped: `refresh_token` is
-    // searched as written), scored and cut in Rust.
-    let like: Vec<String> = words
+    // Any word, each as a quoted prefix: no FTS5 operator can come from the words.
+    let expr = words
         .iter()
-        .map(|w| {
-            let escaped = w
-                .replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_");
-            format!("%{escaped}%")
-        })
-        .collect();
-    let mut hits: Vec<(i64, i64, FamilyHit)> = Vec::new();
-    // Of one workspace, a range of the primary key rather than a scan of every workspace.
-    let (in_ws, step_in_ws) = if ws.is_some() {
-        ("workspace = ?1", "s.workspace = ?1")
+        .map(|w| format!("\"{}\"*", w.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    let in_ws = if ws.is_some() {
+        "AND workspace = ?2"
     } else {
-        ("?1 IS NULL", "?1 IS NULL")
+        "AND ?2 IS NULL"
     };
-    let mut items = conn.prepare_cached(&format!(
-        "SELECT workspace, id, kind, title, COALESCE(description, ''), updated_at_ms
-         FROM task_items WHERE {in_ws}
-           AND (title LIKE ?2 ESCAPE '\\' OR description LIKE ?2 ESCAPE '\\')"
+    let mut candidates = conn.prepare_cached(&format!(
+        "SELECT workspace, item, step FROM task_words WHERE task_words MATCH ?1 {in_ws}
+         ORDER BY rank LIMIT ?3"
     ))?;
-    let mut steps = conn.prepare_cached(&format!(
-        "SELECT s.workspace, s.task, s.step_id, s.title, i.updated_at_ms
+    let found: Vec<(String, String, String)> = candidates
+        .query_map(rusqlite::params![expr, ws, CANDIDATES], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut item = conn.prepare_cached(
+        "SELECT kind, title, COALESCE(description, ''), updated_at_ms FROM task_items
+         WHERE workspace = ?1 AND id = ?2",
+    )?;
+    let mut step = conn.prepare_cached(
+        "SELECT s.title, i.updated_at_ms
          FROM task_steps AS s JOIN task_items AS i ON i.workspace = s.workspace AND i.id = s.task
-         WHERE {step_in_ws} AND s.title LIKE ?2 ESCAPE '\\'"
-    ))?;
-    let mut seen = std::collections::HashSet::new();
-    for pattern in &like {
-        let rows = items.query_map(rusqlite::params![ws, pattern], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, i64>(5)?,
-            ))
-        })?;
-        for row in rows {
-            let (workspace, id, kind, title, description, at) = row?;
-            if !seen.insert((workspace.clone(), id.clone())) {
+         WHERE s.workspace = ?1 AND s.task = ?2 AND s.step_id = ?3",
+    )?;
+    let mut hits: Vec<(i64, i64, FamilyHit)> = Vec::new();
+    for (workspace, id, step_id) in found {
+        let open = (
+            "tasks_radar",
+            serde_json::json!({"workspace": workspace, "task": id}),
+        );
+        if step_id.is_empty() {
+            let Some((kind, title, description, at)) = item
+                .query_row(params![workspace, id], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, i64>(3)?,
+                    ))
+                })
+                .optional()?
+            else {
                 continue;
-            }
+            };
             let score = 2 * matches(&title) + matches(&description);
             if score == 0 {
                 continue;
@@ -129,31 +133,22 @@ pub fn search_hits(
                 at,
                 FamilyHit {
                     snippet: mark_words(text, words, SNIPPET_CHARS),
-                    open: (
-                        "tasks_radar",
-                        serde_json::json!({"workspace": workspace, "task": id}),
-                    ),
+                    open,
                     workspace,
                     id,
                     kind,
                     title,
                 },
             ));
-        }
-        let rows = steps.query_map(rusqlite::params![ws, pattern], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, i64>(4)?,
-            ))
-        })?;
-        for row in rows {
-            let (workspace, task, step, title, at) = row?;
-            if !seen.insert((workspace.clone(), format!("{task}/{step}"))) {
+        } else {
+            let Some((title, at)) = step
+                .query_row(params![workspace, id, step_id], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+                })
+                .optional()?
+            else {
                 continue;
-            }
+            };
             let score = 2 * matches(&title);
             if score == 0 {
                 continue;
@@ -163,11 +158,8 @@ pub fn search_hits(
                 at,
                 FamilyHit {
                     snippet: mark_words(&title, words, SNIPPET_CHARS),
-                    open: (
-                        "tasks_radar",
-                        serde_json::json!({"workspace": workspace, "task": task}),
-                    ),
-                    id: format!("{task}/{step}"),
+                    open,
+                    id: format!("{id}/{step_id}"),
                     kind: "step".into(),
                     title,
                     workspace,
@@ -179,6 +171,9 @@ pub fn search_hits(
     hits.truncate(limit.max(0) as usize);
     Ok(hits.into_iter().map(|(_, _, h)| h).collect())
 }
+
+/// The most plans, tasks and steps one search scores (the index's best first).
+pub const CANDIDATES: i64 = 500;
 
 /// The workspace's focused plan or task, if any.
 pub fn focus(conn: &Connection, ws: &str) -> Result<Option<String>> {

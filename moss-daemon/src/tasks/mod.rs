@@ -17,6 +17,7 @@
 pub mod family;
 pub mod interface;
 pub mod items;
+pub mod migrations;
 pub mod mutations;
 pub mod views;
 

@@ -1,0 +1,77 @@
+//! The tasks toolset's schema migrations (its tables themselves come with the reasoning
+//! family's migration 4). Their numbers are the database's one global order; see
+//! [`crate::schema`]. An existing migration is never edited: a change is a new entry with the
+//! next free number.
+
+use crate::store::migrations::Migration;
+
+/// The tasks toolset's migrations, by version.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 17,
+    // A word index over the titles and descriptions of plans and tasks and the titles of steps,
+    // so that moss_search finds them without reading every title of a workspace. FTS5 in
+    // moss.db, kept by triggers in the writing transaction (titles are short and few writes
+    // touch them); `task_words_map` gives each item or step its document number. Words keep
+    // `_` (`refresh_token` is one word) and are stemmed like every other index.
+    sql: r#"
+    CREATE TABLE task_words_map (
+      doc       INTEGER PRIMARY KEY,
+      workspace TEXT NOT NULL,
+      item      TEXT NOT NULL,
+      step      TEXT NOT NULL,
+      UNIQUE (workspace, item, step)
+    );
+    CREATE VIRTUAL TABLE task_words USING fts5(
+      text, workspace UNINDEXED, item UNINDEXED, step UNINDEXED,
+      tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'",
+      prefix = '2 3'
+    );
+
+    CREATE TRIGGER task_words_item_insert AFTER INSERT ON task_items BEGIN
+      INSERT INTO task_words_map(workspace, item, step) VALUES (new.workspace, new.id, '');
+      INSERT INTO task_words(rowid, text, workspace, item, step)
+      VALUES (last_insert_rowid(), new.title || ' ' || coalesce(new.description, ''),
+              new.workspace, new.id, '');
+    END;
+    CREATE TRIGGER task_words_item_update AFTER UPDATE OF title, description ON task_items BEGIN
+      UPDATE task_words SET text = new.title || ' ' || coalesce(new.description, '')
+      WHERE rowid = (SELECT doc FROM task_words_map
+                     WHERE workspace = new.workspace AND item = new.id AND step = '');
+    END;
+    CREATE TRIGGER task_words_item_delete AFTER DELETE ON task_items BEGIN
+      DELETE FROM task_words WHERE rowid = (SELECT doc FROM task_words_map
+                     WHERE workspace = old.workspace AND item = old.id AND step = '');
+      DELETE FROM task_words_map WHERE workspace = old.workspace AND item = old.id AND step = '';
+    END;
+    CREATE TRIGGER task_words_step_insert AFTER INSERT ON task_steps BEGIN
+      INSERT INTO task_words_map(workspace, item, step) VALUES (new.workspace, new.task, new.step_id);
+      INSERT INTO task_words(rowid, text, workspace, item, step)
+      VALUES (last_insert_rowid(), new.title, new.workspace, new.task, new.step_id);
+    END;
+    CREATE TRIGGER task_words_step_update AFTER UPDATE OF title ON task_steps BEGIN
+      UPDATE task_words SET text = new.title
+      WHERE rowid = (SELECT doc FROM task_words_map
+                     WHERE workspace = new.workspace AND item = new.task AND step = new.step_id);
+    END;
+    CREATE TRIGGER task_words_step_delete AFTER DELETE ON task_steps BEGIN
+      DELETE FROM task_words WHERE rowid = (SELECT doc FROM task_words_map
+                     WHERE workspace = old.workspace AND item = old.task AND step = old.step_id);
+      DELETE FROM task_words_map
+      WHERE workspace = old.workspace AND item = old.task AND step = old.step_id;
+    END;
+
+    INSERT INTO task_words_map(workspace, item, step)
+      SELECT workspace, id, '' FROM task_items;
+    INSERT INTO task_words_map(workspace, item, step)
+      SELECT workspace, task, step_id FROM task_steps;
+    INSERT INTO task_words(rowid, text, workspace, item, step)
+      SELECT m.doc, i.title || ' ' || coalesce(i.description, ''), i.workspace, i.id, ''
+      FROM task_items AS i
+      JOIN task_words_map AS m ON m.workspace = i.workspace AND m.item = i.id AND m.step = '';
+    INSERT INTO task_words(rowid, text, workspace, item, step)
+      SELECT m.doc, s.title, s.workspace, s.task, s.step_id
+      FROM task_steps AS s
+      JOIN task_words_map AS m
+        ON m.workspace = s.workspace AND m.item = s.task AND m.step = s.step_id;
+    "#,
+}];
