@@ -106,7 +106,7 @@ pub fn svg(nodes: &[GraphNode], edges: &[GraphEdge]) -> Markup {
             @for e in edges.iter().filter(|e| !e.deleted) {
                 @if let (Some(&(x1, y1)), Some(&(x2, y2))) = (at.get(e.from.as_str()), at.get(e.to.as_str())) {
                     g.edge {
-                        line x1=(x1 + NODE_W) y1=(y1 + NODE_H / 2) x2=(x2) y2=(y2 + NODE_H / 2) stroke="#8a9690" stroke-width="1.2";
+                        line x1=(x1 + NODE_W) y1=(y1 + NODE_H / 2) x2=(x2) y2=(y2 + NODE_H / 2) stroke="#8a9690" stroke-width="1.2" {}
                         text x=((x1 + NODE_W + x2) / 2) y=((y1 + y2) / 2 + NODE_H / 2 - 4) font-size="10" fill="#5b6661" text-anchor="middle" { (e.rel) }
                     }
                 }
@@ -117,7 +117,7 @@ pub fn svg(nodes: &[GraphNode], edges: &[GraphEdge]) -> Markup {
                         title { (n.id) ": " (n.title.clone().unwrap_or_default()) }
                         rect x=(x) y=(y) width=(NODE_W) height=(NODE_H) rx="6" fill=(colour(&n.node_type))
                             stroke=(if n.deleted { "#c9cfcb" } else { "#5b6661" })
-                            opacity=(if matches!(n.status.as_deref(), Some("done" | "closed" | "rejected")) { "0.6" } else { "1" });
+                            opacity=(if matches!(n.status.as_deref(), Some("done" | "closed" | "rejected")) { "0.6" } else { "1" }) {}
                         text x=(x + 8) y=(y + 16) font-size="10" fill="#5b6661" { (n.node_type) @if let Some(s) = &n.status { " · " (s) } }
                         text x=(x + 8) y=(y + 33) font-size="12" fill="#1d2321" { (clip(&n.title.clone().unwrap_or_else(|| n.id.clone()), 26)) }
                     }

@@ -77,7 +77,7 @@ async fn secure(mut resp: Response) -> Response {
     h.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
     h.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     h.entry(CACHE_CONTROL)
         .or_insert(HeaderValue::from_static("no-store"));
     resp

@@ -153,7 +153,7 @@ pub async fn task(
             @if steps.is_empty() { p { "No steps yet." } }
             ul.steps {
                 @for s in &steps {
-                    li.step style={ "margin-left:" ((s.path.matches('.').count()) * 2) "em" } {
+                    li.step data-depth=(s.path.matches('.').count().min(6)) {
                         span.check { @if s.status == "done" { "☑" } @else { "☐" } }
                         " " code { (s.path) } " " (s.title)
                         " " span.meta {

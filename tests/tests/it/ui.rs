@@ -45,6 +45,9 @@ async fn get(d: &TestDaemon, cookie: &str, path: &str) -> (u16, String) {
         .map(|v| v.to_str().unwrap().to_string())
         .unwrap_or_default();
     assert!(csp.contains("default-src 'none'"), "{path}: {csp}");
+    // A browser sends `Origin: null` with the forms of a no-referrer page, which the guard
+    // refuses; same-origin keeps the page's own origin on them.
+    assert_eq!(resp.headers()["referrer-policy"], "same-origin", "{path}");
     (status, resp.text().await.unwrap())
 }
 
@@ -52,6 +55,7 @@ async fn post_form(d: &TestDaemon, cookie: &str, path: &str, body: &str) -> (u16
     let resp = browser()
         .post(d.url(path))
         .header("cookie", cookie)
+        .header("origin", d.base.as_str())
         .header("content-type", "application/x-www-form-urlencoded")
         .body(body.to_string())
         .send()
