@@ -45,6 +45,8 @@ let context;
 let page;
 const dialogs = [];
 const pageErrors = [];
+/** What the Content-Security-Policy blocked, with the page it happened on. */
+const cspViolations = [];
 const shots = [];
 
 /** A step: in order, bounded, with a screenshot of the page it failed on. */
@@ -149,6 +151,11 @@ before(async () => {
     d.dismiss().catch(() => {});
   });
   page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) {
+      cspViolations.push({ url: page.url(), text: m.text() });
+    }
+  });
 });
 
 after(async () => {
@@ -202,6 +209,9 @@ step('3. opens the task and sees its steps and radar', async () => {
   const steps = await page.locator('ul.steps li.step').allInnerTexts();
   assert.equal(steps.length, seeded.steps.length, steps.join('\n'));
   seeded.steps.forEach((title, i) => assert.ok(steps[i].includes(title), `${title}: ${steps[i]}`));
+  // The page's own markup obeys its policy (an inline style would be dropped: no tree).
+  const blocked = cspViolations.filter((v) => v.url.includes('/tasks/')).map((v) => v.text);
+  assert.deepEqual(blocked, [], 'the task page needs nothing the Content-Security-Policy blocks');
   await shot('03-task');
 });
 
@@ -283,6 +293,9 @@ step('7. a stored <script> and javascript: links stay inert', async () => {
   assert.equal(await page.evaluate(() => typeof window.__pwned), 'undefined');
   assert.deepEqual(dialogs, []);
   assert.deepEqual(pageErrors, []);
+  // Nothing tried to run, not even what the policy would have stopped.
+  const style = /^(Applying inline style|Refused to apply inline style|(Loading|Refused to load) the stylesheet)/;
+  assert.deepEqual(cspViolations.filter((v) => !style.test(v.text)), []);
   await shot('07-hostile-capsule');
 });
 
