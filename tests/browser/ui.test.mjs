@@ -69,10 +69,19 @@ async function shot(name) {
   shots.push(path);
 }
 
-/** Whether a memory id is still stored (a dry-run forget of it finds it). */
+/** Whether a memory id is still stored: a dry-run forget of it finds it (200, count 1) or
+ * answers that there is no such memory (404 NOT_FOUND). */
 async function memoryExists(id) {
-  const r = await rest('/memories/forget', { workspace: WS, id, dry_run: true });
-  return r.count === 1;
+  const resp = await fetch(`${ADDR}/memories/forget`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ workspace: WS, id, dry_run: true }),
+  });
+  const body = await resp.json();
+  if (resp.status === 404 && body.error?.code === 'NOT_FOUND') return false;
+  assert.equal(resp.status, 200, JSON.stringify(body));
+  assert.equal(body.count, 1, JSON.stringify(body));
+  return true;
 }
 
 before(async () => {
