@@ -119,7 +119,7 @@ pub fn svg(nodes: &[GraphNode], edges: &[GraphEdge]) -> Markup {
                             stroke=(if n.deleted { "#c9cfcb" } else { "#5b6661" })
                             opacity=(if matches!(n.status.as_deref(), Some("done" | "closed" | "rejected")) { "0.6" } else { "1" }) {}
                         text x=(x + 8) y=(y + 16) font-size="10" fill="#5b6661" { (n.node_type) @if let Some(s) = &n.status { " · " (s) } }
-                        text x=(x + 8) y=(y + 33) font-size="12" fill="#1d2321" { (clip(&n.title.clone().unwrap_or_else(|| n.id.clone()), 26)) }
+                        text x=(x + 8) y=(y + 33) font-size="12" fill="#1d2321" { (clip(&n.title.clone().unwrap_or_else(|| n.id.clone()), 24)) }
                     }
                 }
             }
