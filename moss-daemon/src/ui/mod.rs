@@ -141,7 +141,7 @@ fn problem(e: crate::error::Error) -> Response {
 }
 
 /// The viewer of a page: an open session, from the cookie. Without one, the page answers a
-/// redirect to [`welcome`].
+/// redirect to `/ui/welcome`.
 pub struct Viewer(pub Session);
 
 impl FromRequestParts<AppState> for Viewer {
