@@ -564,19 +564,7 @@ fn print_table(r: &CrossReport) -> anyhow::Result<()> {
         ("moss_search mossall (all)", &r.search_common, ""),
         ("moss_context", &r.context, "p95 < 10 ms"),
     ] {
-        outln!(
-            "{:<28} {:>8} {:>9.0} {:>9.3} {:>9.3} {:>9.3} {:>7}  {target}",
-            name,
-            op.ops,
-            op.throughput,
-            op.p50_ms,
-            op.p95_ms,
-            op.p99_ms,
-            op.errors
-        )?;
-        if let Some(e) = &op.first_error {
-            outln!("  first error: {e}")?;
-        }
+        op.print_row(name, 28, target)?;
     }
     Ok(())
 }

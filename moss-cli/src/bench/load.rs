@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use moss_client::Client;
 use serde::Serialize;
 
+use crate::output::outln;
+
 /// Figures for one operation.
 #[derive(Debug, Serialize)]
 pub struct OpReport {
@@ -41,6 +43,31 @@ impl OpReport {
             p99_ms: pct(0.99),
             first_error: None,
         }
+    }
+
+    /// Prints the operation as a row of a column table: ops, ops/s, p50, p95, p99, errors and
+    /// the target (if any), then its first error.
+    pub fn print_row(&self, name: &str, width: usize, target: &str) -> anyhow::Result<()> {
+        let row = format!(
+            "{name:<width$} {:>8} {:>9.0} {:>9.3} {:>9.3} {:>9.3} {:>7}  {target}",
+            self.ops, self.throughput, self.p50_ms, self.p95_ms, self.p99_ms, self.errors
+        );
+        outln!("{}", row.trim_end())?;
+        if let Some(e) = &self.first_error {
+            outln!("  first error: {e}")?;
+        }
+        Ok(())
+    }
+
+    /// Prints the operation as one line: ops/s, p50, p95, p99, errors and the target (if any).
+    pub fn print_line(&self, name: &str, width: usize, target: &str) -> anyhow::Result<()> {
+        let line = format!(
+            "{name:<width$} {:>9.0}/s  p50 {:>7.2} ms  p95 {:>7.2} ms  p99 {:>7.2} ms  errors {}  \
+             {target}",
+            self.throughput, self.p50_ms, self.p95_ms, self.p99_ms, self.errors
+        );
+        outln!("{}", line.trim_end())?;
+        Ok(())
     }
 }
 

@@ -194,16 +194,7 @@ pub async fn run(
     if json {
         outln!("{}", serde_json::to_string(&report)?)?;
     } else {
-        let row = |name: &str, o: &OpReport, target: &str| {
-            outln!(
-                "{name:<28} {:>9.0}/s  p50 {:>7.2} ms  p95 {:>7.2} ms  p99 {:>7.2} ms  errors {}  {target}",
-                o.throughput,
-                o.p50_ms,
-                o.p95_ms,
-                o.p99_ms,
-                o.errors
-            )
-        };
+        let row = |name: &str, o: &OpReport, target: &str| o.print_line(name, 28, target);
         outln!(
             "moss bench --memory: {} clients, {} s per phase, {}-byte texts, daemon at {}",
             report.clients,

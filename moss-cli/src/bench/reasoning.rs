@@ -393,16 +393,7 @@ fn print_table(r: &ReasoningReport) -> anyhow::Result<()> {
         r.size_bytes,
         r.addr
     )?;
-    let row = |name: &str, o: &OpReport, target: &str| {
-        outln!(
-            "{name:<34} {:>9.0}/s  p50 {:>7.2} ms  p95 {:>7.2} ms  p99 {:>7.2} ms  errors {}  {target}",
-            o.throughput,
-            o.p50_ms,
-            o.p95_ms,
-            o.p99_ms,
-            o.errors
-        )
-    };
+    let row = |name: &str, o: &OpReport, target: &str| o.print_line(name, 34, target);
     row("capsule_store", &r.capsule_store, "")?;
     row("branchmind_notes_commit", &r.notes_commit, "")?;
     outln!(

@@ -227,19 +227,7 @@ pub async fn run(
             ("rare terms (<1% each)", &report.rare),
             ("mossall (every capsule)", &report.common),
         ] {
-            outln!(
-                "{:<26} {:>8} {:>9.0} {:>9.3} {:>9.3} {:>9.3} {:>7}",
-                name,
-                op.ops,
-                op.throughput,
-                op.p50_ms,
-                op.p95_ms,
-                op.p99_ms,
-                op.errors
-            )?;
-            if let Some(e) = &op.first_error {
-                outln!("  first error: {e}")?;
-            }
+            op.print_row(name, 26, "")?;
         }
     }
     Ok(())
