@@ -16,6 +16,15 @@ fn safe_url(url: &str) -> bool {
     }
 }
 
+/// `url` if it may stay as written, else `#`.
+fn checked(url: CowStr<'_>) -> CowStr<'_> {
+    if safe_url(&url) {
+        url
+    } else {
+        CowStr::from("#")
+    }
+}
+
 /// `text` (markdown) as inert HTML.
 pub fn to_html(text: &str) -> String {
     let events =
@@ -29,11 +38,7 @@ pub fn to_html(text: &str) -> String {
                     id,
                 }) => Event::Start(Tag::Link {
                     link_type,
-                    dest_url: if safe_url(&dest_url) {
-                        dest_url
-                    } else {
-                        CowStr::from("#")
-                    },
+                    dest_url: checked(dest_url),
                     title,
                     id,
                 }),
@@ -44,11 +49,7 @@ pub fn to_html(text: &str) -> String {
                     id,
                 }) => Event::Start(Tag::Image {
                     link_type,
-                    dest_url: if safe_url(&dest_url) {
-                        dest_url
-                    } else {
-                        CowStr::from("#")
-                    },
+                    dest_url: checked(dest_url),
                     title,
                     id,
                 }),
