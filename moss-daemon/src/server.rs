@@ -252,6 +252,13 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         },
     });
     let app = app(state, guard, shutdown.token().child_token());
+    // Said before the first connection is served: the socket is bound and queues
+    // connections already, and whoever reads the log after a first answer must find it.
+    tracing::info!(
+        "listening on http://{addr} (database {}, config from {:?})",
+        db_path.display(),
+        config.sources
+    );
     let stop = shutdown.clone();
     let trim = crate::alloc::spawn_trim_when_idle();
     let task = tokio::spawn(async move {
@@ -276,11 +283,6 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         tracing::info!("stopped");
         Ok(())
     });
-    tracing::info!(
-        "listening on http://{addr} (database {}, config from {:?})",
-        db_path.display(),
-        config.sources
-    );
     Ok(RunningDaemon {
         addr,
         token,
