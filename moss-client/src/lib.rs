@@ -4,6 +4,8 @@
 //! - [`capsule`], [`reasoning`], [`tasks`], [`memory`]: requests and responses of the
 //!   `capsule_*`, `branchmind_*`, `tasks_*` and `memory_*` operations (one module per family).
 //! - [`moss`]: the cross-family operations (`moss_*`): workspaces, one search, the resume call.
+//! - [`search`]: what every search shares: its mode (keyword, semantic, hybrid) and how a
+//!   hit's rank is explained.
 //! - [`op`]: how a family declares its operations once (tool, route, types, description).
 //! - `fields`: `wire_struct!`, which writes the field groups requests share (caps, paging, run)
 //!   once.
@@ -27,6 +29,7 @@ pub mod memory;
 pub mod moss;
 pub mod op;
 pub mod reasoning;
+pub mod search;
 pub mod tasks;
 
 #[cfg(feature = "http")]

@@ -225,6 +225,10 @@ crate::fields::wire_struct! {
         pub explain: Option<bool>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub session: Option<String>,
+        /// keyword, semantic or hybrid (default hybrid when the daemon has an embedding
+        /// model, keyword otherwise).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub mode: Option<crate::search::SearchMode>,
         ..caps,
     }
 }
@@ -233,7 +237,7 @@ crate::fields::wire_struct! {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct ScoreParts {
-    /// 1 − (1 − context) × (1 − text).
+    /// 1 − (1 − context) × (1 − text) × (1 − semantic).
     pub relevance: f64,
     /// How the best context matched: `exact`, `basename`, `parent`, `slot` or `none`.
     pub context_match: String,
@@ -242,6 +246,13 @@ pub struct ScoreParts {
     pub context: f64,
     /// The text part: query terms found × the BM25 rank relative to the best match.
     pub text: f64,
+    /// The semantic part, in 0..1: how far the memory's similarity to the query stands above
+    /// the similarity floor (absent when recall did not rank by meaning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<f64>,
+    /// The cosine similarity behind `semantic`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
     /// (0.5 + w / (w + 1)) / 1.5: 2/3 at the default weight 1, towards 1.
     pub weight: f64,
     /// 0.85 + 0.15 × 0.5^(age / half-life), age from the later of the latest store
@@ -278,6 +289,8 @@ pub struct MemoryRecallResponse {
     pub reason: Option<String>,
     /// Candidates that matched before the `min_score` cut and the limit.
     pub matched: i64,
+    /// How the hits were ranked: keyword, semantic or hybrid.
+    pub mode: crate::search::SearchMode,
     pub truncated: bool,
     pub budget: Budget,
     /// Set when the workspace holds nothing in any family (see moss_workspaces).

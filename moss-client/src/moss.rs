@@ -151,6 +151,13 @@ pub struct SearchRequest {
     /// Plain words, no FTS5 syntax.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safe_query: Option<bool>,
+    /// keyword, semantic or hybrid (default hybrid when the daemon has an embedding
+    /// model, keyword otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<crate::search::SearchMode>,
+    /// Add each hit's keyword and semantic ranks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<bool>,
 }
 
 /// One hit of `moss_search`.
@@ -170,6 +177,9 @@ pub struct SearchHit {
     /// In 0..1, higher is better; comparable across families (see the fusion rule).
     pub score: f64,
     pub open: Open,
+    /// The hit's keyword and semantic parts (with `explain: true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<crate::search::HitExplain>,
 }
 
 /// A page of hits.
@@ -188,6 +198,8 @@ pub struct SearchPagination {
 pub struct SearchResponse {
     pub items: Vec<SearchHit>,
     pub pagination: SearchPagination,
+    /// How the hits were ranked: keyword, semantic or hybrid.
+    pub mode: crate::search::SearchMode,
     /// Hits were left out to fit max_chars.
     pub truncated: bool,
     pub budget: Budget,

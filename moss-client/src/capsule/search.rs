@@ -46,6 +46,13 @@ crate::fields::wire_struct! {
         /// Default 300, 50-500.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub snippet_chars: Option<i64>,
+        /// keyword, semantic or hybrid (default hybrid when the daemon has an embedding
+        /// model, keyword otherwise).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub mode: Option<crate::search::SearchMode>,
+        /// Add each hit's keyword and semantic ranks.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub explain: Option<bool>,
     }
 }
 
@@ -72,6 +79,9 @@ pub struct SearchHit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
     pub fetch_key: FetchKey,
+    /// The hit's keyword and semantic parts (with `explain: true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<crate::search::HitExplain>,
 }
 
 /// A page of search hits, best first.
@@ -82,4 +92,6 @@ pub struct SearchPage {
     pub pagination: Pagination,
     /// Always `relevance`.
     pub sort: String,
+    /// How the hits were ranked: keyword, semantic or hybrid.
+    pub mode: crate::search::SearchMode,
 }

@@ -25,6 +25,13 @@ crate::fields::wire_struct! {
         /// 1-50 (default 10).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
+        /// keyword, semantic or hybrid (default hybrid when the daemon has an embedding
+        /// model, keyword otherwise).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub mode: Option<crate::search::SearchMode>,
+        /// Add each hit's keyword and semantic ranks.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub explain: Option<bool>,
         ..caps,
     }
 }
@@ -46,6 +53,9 @@ pub struct ReasoningHit {
     /// follows the ranking and does not depend on the page or the limit (0.5 is a BM25 rank
     /// of −1).
     pub score: f64,
+    /// The hit's keyword and semantic parts (with `explain: true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<crate::search::HitExplain>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,6 +64,8 @@ pub struct ReasoningSearchResponse {
     pub workspace: String,
     pub query: String,
     pub hits: Vec<ReasoningHit>,
+    /// How the hits were ranked: keyword, semantic or hybrid.
+    pub mode: crate::search::SearchMode,
     pub truncated: bool,
     pub budget: Budget,
 }
