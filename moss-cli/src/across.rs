@@ -30,6 +30,8 @@ pub struct FindArgs {
     /// Search the words as plain text (quotes, *, AND/OR/NOT lose their meaning).
     #[arg(long)]
     pub safe: bool,
+    #[command(flatten)]
+    pub ranking: crate::search::Ranking,
 }
 
 /// Arguments of `moss context`.
@@ -67,6 +69,8 @@ pub async fn find(client: &Client, args: FindArgs, format: Format) -> anyhow::Re
         cursor: args.cursor,
         max_chars: args.max_chars,
         safe_query: args.safe.then_some(true),
+        mode: args.ranking.mode(),
+        explain: args.ranking.explain.then_some(true),
     };
     print(&client.moss().search(&req).await?, format)
 }

@@ -43,6 +43,42 @@ pub struct SearchArgs {
     /// Visible characters of a snippet (default 300, 50 to 500).
     #[arg(long)]
     snippet_chars: Option<i64>,
+    #[command(flatten)]
+    ranking: Ranking,
+}
+
+/// How a search ranks, shared by `moss search` and `moss find`.
+#[derive(Debug, Args)]
+pub struct Ranking {
+    /// keyword, semantic or hybrid (default hybrid when the daemon has an embedding model,
+    /// keyword otherwise; `moss daemon status` says which).
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
+    /// Show each hit's keyword and semantic ranks.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+/// `--mode`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Mode {
+    /// Words only (the full-text index).
+    Keyword,
+    /// Meaning only (the embedding index).
+    Semantic,
+    /// Both, fused by rank.
+    Hybrid,
+}
+
+impl Ranking {
+    pub fn mode(&self) -> Option<moss_client::search::SearchMode> {
+        use moss_client::search::SearchMode;
+        self.mode.map(|m| match m {
+            Mode::Keyword => SearchMode::Keyword,
+            Mode::Semantic => SearchMode::Semantic,
+            Mode::Hybrid => SearchMode::Hybrid,
+        })
+    }
 }
 
 pub async fn run(a: SearchArgs, client: &Client, format: Format) -> anyhow::Result<()> {
@@ -61,6 +97,8 @@ pub async fn run(a: SearchArgs, client: &Client, format: Format) -> anyhow::Resu
         safe_query: flag(a.safe),
         snippet_tokens: a.snippet_tokens,
         snippet_chars: a.snippet_chars,
+        mode: a.ranking.mode(),
+        explain: flag(a.ranking.explain),
     };
     print(&client.capsules().search(&req).await?, format)
 }

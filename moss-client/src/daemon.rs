@@ -57,6 +57,56 @@ pub struct DaemonStatus {
     /// since the daemon started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_dropped: Option<u64>,
+    /// Semantic search: whether it is on, its model, and how far its index has come. Absent
+    /// from daemons older than this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<SemanticStatus>,
+}
+
+/// Semantic search as the daemon runs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct SemanticStatus {
+    /// `off` (no `embeddings.model_dir`), `loading`, `ready` or `failed` (see `error`).
+    pub state: String,
+    /// Why it failed, with what to do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The model directory configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_dir: Option<String>,
+    /// The model's identity (a digest of its files), recorded with the vectors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The vectors' length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dimensions: Option<u64>,
+    /// Changes committed but not yet embedded, plus rows a rebuild has still to embed, over
+    /// every source. Embedding runs at the lowest CPU priority, off the write path.
+    pub behind: i64,
+    /// Passages embedded since the daemon started.
+    pub embedded: u64,
+    /// Bytes the vectors take in memory.
+    pub memory_bytes: u64,
+    /// Source by source.
+    #[serde(default)]
+    pub sources: Vec<SemanticSourceStatus>,
+}
+
+/// How far the embedding index of one source has come.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct SemanticSourceStatus {
+    /// The source: `capsules`, `reasoning`, `memories`, `tasks`.
+    pub source: String,
+    /// Changes not yet embedded, plus rows a rebuild has still to embed.
+    pub behind: i64,
+    /// Whether the source is being rebuilt (first start, or another model).
+    pub rebuilding: bool,
+    /// Items with vectors.
+    pub items: u64,
+    /// Passages with vectors (a long text has several).
+    pub passages: u64,
 }
 
 /// How far the full-text index of one source (a kind of searchable row) has come.

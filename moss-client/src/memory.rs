@@ -225,8 +225,7 @@ crate::fields::wire_struct! {
         pub explain: Option<bool>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub session: Option<String>,
-        /// keyword, semantic or hybrid (default hybrid when the daemon has an embedding
-        /// model, keyword otherwise).
+        /// Default hybrid with an embedding model, else keyword.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub mode: Option<crate::search::SearchMode>,
         ..caps,

@@ -151,11 +151,10 @@ pub struct SearchRequest {
     /// Plain words, no FTS5 syntax.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safe_query: Option<bool>,
-    /// keyword, semantic or hybrid (default hybrid when the daemon has an embedding
-    /// model, keyword otherwise).
+    /// Default hybrid with an embedding model, else keyword.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<crate::search::SearchMode>,
-    /// Add each hit's keyword and semantic ranks.
+    /// Each hit's keyword and semantic ranks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<bool>,
 }

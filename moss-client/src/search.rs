@@ -11,16 +11,15 @@ use serde::{Deserialize, Serialize};
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
-/// How a search ranks.
+/// How a search ranks: `keyword` (words only: the full-text index and its query syntax),
+/// `semantic` (meaning only: the items whose embeddings are nearest the query's) or `hybrid`
+/// (both, fused by reciprocal rank; the default when the daemon has a model).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum SearchMode {
-    /// Words only: the full-text index and its query syntax.
     Keyword,
-    /// Meaning only: the items whose embeddings are nearest the query's.
     Semantic,
-    /// Both, fused by reciprocal rank (the default when the daemon has a model).
     Hybrid,
 }
 

@@ -21,6 +21,14 @@ pub static SEARCH_SOURCES: &[&Source] = &[
     &crate::memory::search_source::SEARCH_SOURCE,
 ];
 
+/// The tables embedded for semantic search, as the families declare them (next to their
+/// full-text sources, whose queues they share).
+pub static EMBED_SOURCES: &[&crate::semantic::EmbedSource] = &[
+    &crate::capsule::search_source::EMBED_SOURCE,
+    &crate::reasoning::search_source::EMBED_SOURCE,
+    &crate::memory::search_source::EMBED_SOURCE,
+];
+
 /// What every handler and tool can reach.
 #[derive(Debug)]
 pub struct App {

@@ -63,6 +63,8 @@ pub struct Config {
     pub mcp: McpConfig,
     /// Connections (the `http` object).
     pub http: HttpConfig,
+    /// Semantic search (the `embeddings` object).
+    pub embeddings: EmbeddingsConfig,
     /// Things worth telling the user at start (unknown keys, unknown tool names).
     pub warnings: Vec<String>,
 }
@@ -99,6 +101,7 @@ impl Default for Config {
             sources: Vec::new(),
             memory: MemoryConfig::default(),
             mcp: McpConfig::default(),
+            embeddings: EmbeddingsConfig::default(),
             http: HttpConfig::default(),
             warnings: Vec::new(),
         }
@@ -169,6 +172,17 @@ impl McpConfig {
     }
 }
 
+/// The `embeddings` object: the sentence-embedding model semantic search runs, if any.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddingsConfig {
+    /// A directory in the Hugging Face layout (`config.json`, `tokenizer.json`,
+    /// `model.safetensors`) holding a BERT sentence-embedding model such as all-MiniLM-L6-v2
+    /// (`model_dir`). Unset: search ranks by words only.
+    #[serde(default)]
+    pub model_dir: Option<PathBuf>,
+}
+
 /// The `http` object: how many connections are served at once, and how long a client may take
 /// to send a request's headers.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
@@ -237,6 +251,7 @@ struct FileConfig {
     memory: Option<MemoryFileConfig>,
     mcp: Option<McpConfig>,
     http: Option<HttpConfig>,
+    embeddings: Option<EmbeddingsConfig>,
 }
 
 const KNOWN_KEYS: &[&str] = &[
@@ -259,6 +274,7 @@ const KNOWN_KEYS: &[&str] = &[
     "memory",
     "mcp",
     "http",
+    "embeddings",
 ];
 
 /// Why the configuration could not be loaded.
@@ -324,6 +340,7 @@ impl Config {
         }
         self.mcp = f.mcp.unwrap_or_default();
         self.http = f.http.unwrap_or_default();
+        self.embeddings = f.embeddings.unwrap_or_default();
         if let Some(v) = f.capsule_max_chars.filter(|v| *v > 0) {
             self.capsule_max_chars = v;
         }
@@ -496,6 +513,12 @@ fn merge(into: &mut FileConfig, over: FileConfig) {
         h.header_read_timeout_seconds = o
             .header_read_timeout_seconds
             .or(h.header_read_timeout_seconds);
+    }
+    if let Some(o) = over.embeddings {
+        let e = into
+            .embeddings
+            .get_or_insert_with(EmbeddingsConfig::default);
+        e.model_dir = o.model_dir.or(e.model_dir.take());
     }
     if over.durability.is_some() {
         into.durability = over.durability;

@@ -22,6 +22,8 @@ pub fn store_options(config: &crate::config::Config) -> crate::store::StoreOptio
         read_pool_idle: config.read_pool_idle,
         search_tokenizer: config.search_tokenizer,
         search_sources: crate::app::SEARCH_SOURCES,
+        model_dir: config.embeddings.model_dir.clone(),
+        embed_sources: crate::app::EMBED_SOURCES,
         migrations: MIGRATIONS,
     }
 }

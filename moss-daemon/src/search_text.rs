@@ -390,6 +390,8 @@ pub struct FamilyHit {
     pub snippet: String,
     /// The tool and arguments that read the item in full.
     pub open: (&'static str, serde_json::Value),
+    /// Its keyword and semantic ranks within its family, when its family ranked by both.
+    pub explain: Option<moss_client::search::HitExplain>,
 }
 
 /// Marks whole-word, case-insensitive occurrences of `words` in `text` (HTML-escaped first)

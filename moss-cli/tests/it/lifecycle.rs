@@ -105,7 +105,7 @@ impl Env {
         std::net::TcpStream::connect(&self.addr).is_ok()
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.home().join("mossd.log")).unwrap_or_default()
     }
 }

@@ -12,3 +12,4 @@ mod full_disk;
 mod lifecycle;
 mod output;
 mod readme;
+mod semantic;

@@ -46,11 +46,10 @@ crate::fields::wire_struct! {
         /// Default 300, 50-500.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub snippet_chars: Option<i64>,
-        /// keyword, semantic or hybrid (default hybrid when the daemon has an embedding
-        /// model, keyword otherwise).
+        /// Default hybrid with an embedding model, else keyword.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub mode: Option<crate::search::SearchMode>,
-        /// Add each hit's keyword and semantic ranks.
+        /// Each hit's keyword and semantic ranks.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub explain: Option<bool>,
     }

@@ -25,11 +25,10 @@ crate::fields::wire_struct! {
         /// 1-50 (default 10).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
-        /// keyword, semantic or hybrid (default hybrid when the daemon has an embedding
-        /// model, keyword otherwise).
+        /// Default hybrid with an embedding model, else keyword.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub mode: Option<crate::search::SearchMode>,
-        /// Add each hit's keyword and semantic ranks.
+        /// Each hit's keyword and semantic ranks.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub explain: Option<bool>,
         ..caps,

@@ -72,6 +72,7 @@ pub async fn status(State(s): State<AppState>) -> Json<DaemonStatus> {
         connections_max: Some(d.connections.max() as u64),
         connections_closed_idle: Some(d.connections.evicted()),
         log_dropped: Some(crate::log::dropped()),
+        semantic: Some(s.store.semantic.status()),
     })
 }
 

@@ -7,6 +7,7 @@
 //! has just stored.
 
 use moss_client::capsule::{Pagination, SearchHit, SearchPage, SearchRequest};
+use moss_client::search::SearchMode;
 use rusqlite::Connection;
 use rusqlite::types::Value;
 
@@ -17,6 +18,8 @@ use crate::search_text::{
     ELLIPSIS, MAX_QUERY_CHARS, SNIPPET_CHARS, bm25_score, check_query_start, fts_query,
     query_error, render_snippet,
 };
+use crate::semantic::CANDIDATES;
+use crate::semantic::fusion::{DEPTH, fuse};
 use crate::sql_filter::Filter;
 use crate::{names, page, tags};
 
@@ -74,25 +77,32 @@ impl Capsules {
             .with_details(serde_json::json!({ "max_chars": MAX_QUERY_CHARS, "actual_chars": n })));
         }
         let (limit, offset) = page::bounds(req.limit, req.offset, 20, 100)?;
+        let mut mode = self.store.semantic.mode(req.mode)?;
+        let explain = req.explain.unwrap_or(false);
+        let conditions = |f: &mut Filter| -> Result<()> {
+            if let Some(ws) = req.workspace.as_deref().filter(|w| !w.trim().is_empty()) {
+                f.add("c.workspace_norm = ?", names::normalize(ws));
+            }
+            if !req.include_deleted.unwrap_or(false) {
+                f.raw("c.deleted_at IS NULL");
+            }
+            tags::filter(f, "c.tags_json", req.tag.as_deref());
+            orchestration(
+                f,
+                req.run_id.as_ref(),
+                req.phase.as_deref().map(str::trim),
+                req.role.as_deref().map(str::trim),
+            )?;
+            if let Some(task) = super::handoff::task_value(req.task.as_deref())? {
+                f.add("c.task = ?", task);
+            }
+            Ok(())
+        };
         let mut f = Filter::default();
         f.add("f.capsules_fts MATCH ?", query.clone());
-        if let Some(ws) = req.workspace.as_deref().filter(|w| !w.trim().is_empty()) {
-            f.add("c.workspace_norm = ?", names::normalize(ws));
-        }
-        if !req.include_deleted.unwrap_or(false) {
-            f.raw("c.deleted_at IS NULL");
-        }
-        tags::filter(&mut f, "c.tags_json", req.tag.as_deref());
-        orchestration(
-            &mut f,
-            req.run_id.as_ref(),
-            req.phase.as_deref().map(str::trim),
-            req.role.as_deref().map(str::trim),
-        )?;
-        if let Some(task) = super::handoff::task_value(req.task.as_deref())? {
-            f.add("c.task = ?", task);
-        }
-
+        conditions(&mut f)?;
+        let mut base = Filter::default();
+        conditions(&mut base)?;
         let shape = Shape {
             limit,
             offset,
@@ -100,22 +110,183 @@ impl Capsules {
             snippet_tokens: snippet_tokens.min(FTS5_SNIPPET_TOKENS_MAX),
             snippet_chars: snippet_chars as usize,
         };
-
-        // Read-your-writes: wait for the indexer to apply what was committed before now.
-        self.store.await_index(&super::SEARCH_SOURCE).await;
-
+        // By meaning: the query's vector and the nearest capsules, before the keyword part.
+        let mut near = Vec::new();
+        if mode != SearchMode::Keyword {
+            match self.store.semantic.query_vector(&req.query).await? {
+                Some(q) => {
+                    let ws = req
+                        .workspace
+                        .as_deref()
+                        .filter(|w| !w.trim().is_empty())
+                        .map(|w| vec![names::normalize(w)]);
+                    near = self
+                        .store
+                        .semantic
+                        .nearest(&super::search_source::EMBED_SOURCE, q, ws, CANDIDATES)
+                        .await?;
+                }
+                None if mode == SearchMode::Semantic => return Err(semantic_not_ready()),
+                None => mode = SearchMode::Keyword,
+            }
+        }
+        if mode != SearchMode::Semantic {
+            // Read-your-writes: wait for the indexer to apply what was committed before now.
+            self.store.await_index(&super::SEARCH_SOURCE).await;
+        }
+        if mode != SearchMode::Keyword {
+            return self
+                .store
+                .readers
+                .run(move |conn| {
+                    let (items, pagination) =
+                        fused_search(conn, &f, &base, &query, shape, mode, &near, explain)?;
+                    Ok(SearchPage {
+                        pagination,
+                        items,
+                        sort: "relevance".into(),
+                        mode,
+                    })
+                })
+                .await;
+        }
         self.store
             .readers
             .run(move |conn| {
-                let (items, pagination) = run_search(conn, &f, &query, shape)?;
+                let (mut items, pagination) = run_search(conn, &f, &query, shape)?;
+                if explain {
+                    for (i, h) in items.iter_mut().enumerate() {
+                        h.explain = Some(keyword_only(offset as usize + i + 1, h.score));
+                    }
+                }
                 Ok(SearchPage {
                     pagination,
                     items,
                     sort: "relevance".into(),
+                    mode,
                 })
             })
             .await
     }
+}
+
+/// The explanation of a hit ranked by words alone.
+pub(crate) fn keyword_only(rank: usize, score: f64) -> moss_client::search::HitExplain {
+    moss_client::search::HitExplain {
+        keyword: Some(moss_client::search::KeywordPart {
+            rank: rank as i64,
+            score: Some(score),
+        }),
+        semantic: None,
+        fused: 1.0 / (crate::semantic::fusion::K + rank as f64),
+    }
+}
+
+/// Asked for `mode: semantic` while the model is still loading.
+pub(crate) fn semantic_not_ready() -> Error {
+    Error::new(
+        moss_client::ErrorCode::Unavailable,
+        "semantic search is still loading its model; try again in a moment, or use mode \
+         keyword",
+    )
+}
+
+/// A semantic or hybrid page: the keyword part (hybrid only) and the semantic part, each cut to
+/// the filters and to `DEPTH`, fused by reciprocal rank. Pages reach `DEPTH` deep; `total` is
+/// not counted.
+#[allow(clippy::too_many_arguments)]
+fn fused_search(
+    conn: &Connection,
+    f: &Filter,
+    base: &Filter,
+    query: &str,
+    shape: Shape,
+    mode: SearchMode,
+    near: &[crate::semantic::Near],
+    explain: bool,
+) -> Result<(Vec<SearchHit>, Pagination)> {
+    let keyword: Vec<SearchHit> = if mode == SearchMode::Hybrid {
+        let depth = Shape {
+            limit: DEPTH as i64,
+            offset: 0,
+            count_total: false,
+            ..shape
+        };
+        run_search(conn, f, query, depth)?.0
+    } else {
+        Vec::new()
+    };
+    let semantic: Vec<(String, crate::semantic::Near)> =
+        crate::semantic::filtered(conn, "capsules c", "c.id", base, near, DEPTH)?;
+    let ranked: Vec<(String, f64)> = keyword.iter().map(|h| (h.id.clone(), h.score)).collect();
+    let fused = fuse(&ranked, &semantic);
+    let parts = if mode == SearchMode::Hybrid { 2 } else { 1 };
+    let total = fused.len();
+    let mut by_id: std::collections::HashMap<String, SearchHit> =
+        keyword.into_iter().map(|h| (h.id.clone(), h)).collect();
+    let mut items = Vec::new();
+    for hit in fused
+        .iter()
+        .skip(shape.offset as usize)
+        .take(shape.limit as usize)
+    {
+        let mut h = match by_id.remove(&hit.key) {
+            Some(h) => h,
+            None => {
+                let near = hit.semantic.expect("a hit of one part at least").1;
+                semantic_hit(conn, near, shape.snippet_chars)?
+            }
+        };
+        h.score = hit.score(parts);
+        if explain {
+            h.explain = Some(hit.explain());
+        }
+        items.push(h);
+    }
+    let pagination = Pagination {
+        limit: shape.limit,
+        offset: shape.offset,
+        has_more: ((shape.offset + shape.limit) as usize) < total,
+        total: None,
+    };
+    Ok((items, pagination))
+}
+
+/// A capsule found by meaning alone: its passage nearest the query as the snippet.
+fn semantic_hit(
+    conn: &Connection,
+    near: crate::semantic::Near,
+    snippet_chars: usize,
+) -> Result<SearchHit> {
+    let hit = conn
+        .prepare_cached(
+            "SELECT id, workspace_raw, name_raw, title, updated_at, deleted_at, task,
+                    capsule_text
+             FROM capsules WHERE rowid = ?1",
+        )?
+        .query_row([near.doc], |r| {
+            let id: String = r.get(0)?;
+            let workspace: String = r.get(1)?;
+            let name: Option<String> = r.get(2)?;
+            let text: String = r.get(7)?;
+            Ok(SearchHit {
+                fetch_key: query::fetch_key(&id, &workspace, name.as_deref()),
+                title: r.get(3)?,
+                updated_at: r.get(4)?,
+                deleted_at: r.get(5)?,
+                snippet: render_snippet(
+                    &crate::semantic::passage(&text, near.chunk),
+                    snippet_chars,
+                ),
+                score: 0.0,
+                task: r.get(6)?,
+                explain: None,
+                id,
+                workspace,
+                name,
+            })
+        })?;
+    Ok(hit)
 }
 
 fn run_search(
@@ -171,6 +342,7 @@ fn run_search(
                     snippet: render_snippet(raw.as_deref().unwrap_or(""), shape.snippet_chars),
                     score: bm25_score(r.get(7)?),
                     task: r.get(8)?,
+                    explain: None,
                     id,
                     workspace,
                     name,

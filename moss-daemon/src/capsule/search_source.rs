@@ -1,6 +1,7 @@
 //! The capsule family's full-text source: titles and texts of `capsules`, fed by the triggers
 //! of its migrations into `capsules_fts_queue`. Its commit signal also wakes `capsule_watch`.
 
+use crate::semantic::EmbedSource;
 use crate::store::Source;
 
 /// Capsules: title and text, searched by what users type (so `search_tokenizer = "code"`
@@ -15,4 +16,12 @@ pub static SEARCH_SOURCE: Source = Source {
     tokenizer: "porter unicode61 remove_diacritics 2",
     code_aware: true,
     inherits_single_watermark: true,
+};
+
+/// What semantic search embeds of the same rows (the title before each passage of the text).
+pub static EMBED_SOURCE: EmbedSource = EmbedSource {
+    fts: &SEARCH_SOURCE,
+    workspace: "workspace_norm",
+    title: Some("title"),
+    body: "capsule_text",
 };

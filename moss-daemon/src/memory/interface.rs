@@ -15,7 +15,7 @@ pub fn activity(conn: &Connection) -> Result<Vec<(String, i64, i64)>> {
 }
 
 /// The memory index, which a search waits on to read its own writes.
-pub use super::search_source::SEARCH_SOURCE;
+pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 
 /// Persistent memories matching the FTS5 `query` in workspace `ws` (every workspace if
 /// `None`), best first, at most `limit`.
@@ -62,6 +62,7 @@ pub fn search_hits(
                     snippet,
                     open: ("memory_recall", open),
                     workspace,
+                    explain: None,
                 })
             })?
             .collect()
@@ -131,4 +132,43 @@ pub fn count_with_context(conn: &Connection, ws: &str, context: &str) -> Result<
              WHERE workspace = ?1 AND context = lower(?2)",
         )?
         .query_row(rusqlite::params![ws, context], |r| r.get(0))?)
+}
+
+/// The persistent memories `near` names (found by meaning, best first), as cross-family hits.
+pub fn near_hits(
+    conn: &Connection,
+    near: &[crate::semantic::Near],
+) -> Result<Vec<(crate::search_text::FamilyHit, crate::semantic::Near)>> {
+    use crate::search_text::{FamilyHit, SNIPPET_CHARS, render_snippet};
+    use rusqlite::OptionalExtension;
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, workspace, content, slot FROM memories WHERE rid = ?1 AND session = ''",
+    )?;
+    let mut out = Vec::with_capacity(near.len());
+    for n in near {
+        let hit = stmt
+            .query_row([n.doc], |r| {
+                let id: String = r.get(0)?;
+                let workspace: String = r.get(1)?;
+                let content: String = r.get(2)?;
+                let slot: Option<String> = r.get(3)?;
+                let title: String = content.chars().take(80).collect();
+                let open = match &slot {
+                    Some(slot) => serde_json::json!({"workspace": workspace, "slot": slot}),
+                    None => serde_json::json!({"workspace": workspace, "query": title}),
+                };
+                Ok(FamilyHit {
+                    id,
+                    kind: "memory".into(),
+                    snippet: render_snippet(&content, SNIPPET_CHARS),
+                    title,
+                    open: ("memory_recall", open),
+                    workspace,
+                    explain: None,
+                })
+            })
+            .optional()?;
+        out.extend(hit.map(|h| (h, *n)));
+    }
+    Ok(out)
 }

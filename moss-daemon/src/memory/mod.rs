@@ -35,6 +35,7 @@ use crate::error::{Error, Result};
 use crate::json_field::{object_json, parse_json};
 use crate::store::{Store, now};
 use crate::{names, tags};
+use moss_client::search::SearchMode;
 use search_source::SEARCH_SOURCE;
 use write::delete_rids;
 pub use write::{Prepared, Written, upsert, write};
@@ -356,8 +357,37 @@ impl Memories {
             req.max_bytes,
             req.max_lines,
         )?;
-        let q = rank::Query::from_recall(&req, self.config.memory.recency_half_life_days)?;
+        let mut q = rank::Query::from_recall(&req, self.config.memory.recency_half_life_days)?;
         self.touch(req.session.as_deref());
+        q.mode = self.store.semantic.mode(req.mode)?;
+        let text = req.query.as_deref().map(str::trim).unwrap_or("");
+        if q.mode != SearchMode::Keyword && !text.is_empty() {
+            match self.store.semantic.query_vector(text).await? {
+                Some(v) => {
+                    q.semantic = self
+                        .store
+                        .semantic
+                        .nearest(
+                            &search_source::EMBED_SOURCE,
+                            v,
+                            Some(q.workspaces.clone()),
+                            crate::semantic::fusion::DEPTH,
+                        )
+                        .await?;
+                    if q.mode == SearchMode::Semantic {
+                        // Meaning only: the words still match contexts, not the index.
+                        q.terms.clear();
+                    }
+                }
+                None if q.mode == SearchMode::Semantic => {
+                    return Err(crate::capsule::search::semantic_not_ready());
+                }
+                None => q.mode = SearchMode::Keyword,
+            }
+        } else if q.mode != SearchMode::Keyword {
+            // Nothing to embed (a slot or context alone): ranked as before.
+            q.mode = SearchMode::Keyword;
+        }
         self.store.await_index(&SEARCH_SOURCE).await;
         let resp = self
             .store

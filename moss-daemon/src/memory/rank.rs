@@ -51,6 +51,10 @@ pub const FORGET_MIN_RELEVANCE: f64 = 0.8;
 const WEIGHT_PART_MAX: f64 = 1.5;
 /// `min_score` when none is given.
 pub const MIN_SCORE: f64 = 0.1 / WEIGHT_PART_MAX;
+/// The similarity at which the semantic part of relevance is full: sentence embeddings of a
+/// question and the text that answers it rarely come closer than this.
+const SEMANTIC_FULL: f64 = 0.6;
+
 /// Candidates taken from the full-text index.
 const FTS_CANDIDATES: i64 = 300;
 /// Candidates of a slot-only recall (by weight).
@@ -81,6 +85,10 @@ pub struct Query {
     pub min_relevance: f64,
     pub explain: bool,
     pub half_life_days: f64,
+    /// The memories nearest the query in meaning (a semantic or hybrid recall), best first.
+    pub semantic: Vec<crate::semantic::Near>,
+    /// How the recall ranks: with `semantic`, the text part is left out.
+    pub mode: moss_client::search::SearchMode,
 }
 
 impl Query {
@@ -143,6 +151,8 @@ impl Query {
             min_relevance: MIN_RELEVANCE,
             explain: req.explain.unwrap_or(false),
             half_life_days,
+            semantic: Vec::new(),
+            mode: moss_client::search::SearchMode::Keyword,
         })
     }
 }
@@ -250,6 +260,8 @@ pub struct Candidate {
     pub context_match: ContextMatch,
     /// Share of the query's words the memory holds.
     pub coverage: f64,
+    /// Cosine similarity of its nearest passage to the query, when the semantic part found it.
+    pub similarity: Option<f32>,
 }
 
 /// Every memory matching `q`, unscored.
@@ -333,6 +345,14 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
             add(rid, Some(rank), ContextMatch::None);
         }
     }
+    // By meaning: the nearest memories are candidates too (narrowed to a context, only the
+    // context's memories are, and the semantic part only adds to their relevance).
+    let similarity: HashMap<i64, f32> = q.semantic.iter().map(|n| (n.doc, n.similarity)).collect();
+    if q.context.is_none() {
+        for n in &q.semantic {
+            add(n.doc, None, ContextMatch::None);
+        }
+    }
     // A slot alone lists the slot, heaviest first.
     let slot_only = q.slot.is_some() && q.context.is_none() && q.phrase_contexts.is_empty();
     if slot_only {
@@ -408,6 +428,7 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
             bm25,
             context_match,
             coverage,
+            similarity: similarity.get(&rid).copied(),
         });
     }
     Ok(out)
@@ -473,10 +494,15 @@ pub fn score(c: &Candidate, q: &Query, best_bm25: Option<f64>, now: i64) -> Scor
         (Some(_), _) => c.coverage * 0.5,
         (None, _) => 0.0,
     };
+    let semantic = c.similarity.map(|s| {
+        ((s - crate::semantic::SIMILARITY_FLOOR) as f64
+            / (SEMANTIC_FULL - crate::semantic::SIMILARITY_FLOOR as f64))
+            .clamp(0.0, 1.0)
+    });
     let relevance = if slot_only {
         1.0
     } else {
-        1.0 - (1.0 - ctx) * (1.0 - text)
+        1.0 - (1.0 - ctx) * (1.0 - text) * (1.0 - semantic.unwrap_or(0.0))
     };
     let w = c.memory.weight;
     let weight = (0.5 + w / (w + 1.0)) / WEIGHT_PART_MAX;
@@ -500,6 +526,10 @@ pub fn score(c: &Candidate, q: &Query, best_bm25: Option<f64>, now: i64) -> Scor
         },
         context: ctx,
         text,
+        semantic: semantic.map(|s| (s * 10_000.0).round() / 10_000.0),
+        similarity: c
+            .similarity
+            .map(|s| (s as f64 * 10_000.0).round() / 10_000.0),
         weight,
         recency,
         specificity,
@@ -607,6 +637,7 @@ pub fn recall(conn: &Connection, q: &Query, now: i64) -> Result<MemoryRecallResp
             .collect(),
         reason,
         matched: matched as i64,
+        mode: q.mode,
         truncated: false,
         budget: crate::budget::blank_budget(),
         hint: None,

@@ -1,6 +1,7 @@
 //! The memory family's full-text source: content, contexts and slot of `memories`, fed by the
 //! triggers of its migrations into `memories_fts_queue`.
 
+use crate::semantic::EmbedSource;
 use crate::store::Source;
 
 /// Memories: content, contexts and slot. They stay on the default word rules whatever
@@ -15,4 +16,12 @@ pub static SEARCH_SOURCE: Source = Source {
     tokenizer: "porter unicode61 remove_diacritics 2",
     code_aware: false,
     inherits_single_watermark: false,
+};
+
+/// What semantic search embeds of the same rows (the title before each passage of the text).
+pub static EMBED_SOURCE: EmbedSource = EmbedSource {
+    fts: &SEARCH_SOURCE,
+    workspace: "workspace",
+    title: None,
+    body: "content",
 };

@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::memory::interface as memories;
 use crate::search_text::{FamilyHit, MAX_QUERY_CHARS, check_query_start, query_words};
 use crate::{reasoning::interface as reasoning, tasks::interface as tasks};
+use moss_client::search::SearchMode;
 
 /// The fusion constant: how slowly a score falls with rank.
 const K: f64 = 60.0;
@@ -112,6 +113,25 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         None => None,
     };
     let depth = (offset + limit).min(DEPTH);
+    let mut mode = app.store.semantic.mode(req.mode)?;
+    let explain = req.explain.unwrap_or(false);
+    // By meaning: the query's vector once, for every family.
+    let vector = if mode == SearchMode::Keyword {
+        None
+    } else {
+        match app.store.semantic.query_vector(&req.query).await? {
+            Some(v) => Some(v),
+            None if mode == SearchMode::Semantic => {
+                return Err(crate::capsule::search::semantic_not_ready());
+            }
+            None => {
+                mode = SearchMode::Keyword;
+                None
+            }
+        }
+    };
+    let keyword = mode != SearchMode::Semantic;
+    let spaces = ws.clone().map(|w| vec![w]);
     // Each family searches on a read connection of its own, all at once; their answers (and
     // a failure, the first family's first) are taken in the family order.
     let capsule_hits = async {
@@ -123,8 +143,14 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             .search(moss_client::capsule::SearchRequest {
                 query: query.clone(),
                 workspace: ws.clone(),
-                limit: Some(depth),
+                limit: Some(if mode == SearchMode::Keyword {
+                    depth
+                } else {
+                    DEPTH
+                }),
                 count_total: Some(false),
+                mode: Some(mode),
+                explain: Some(true),
                 ..Default::default()
             })
             .await?;
@@ -142,6 +168,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
                 kind: "capsule".into(),
                 workspace: h.workspace,
                 id: h.id,
+                explain: h.explain,
             })
             .collect();
         Ok(Some(hits))
@@ -150,16 +177,29 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         if !families.contains(&"reasoning") {
             return Ok(None);
         }
-        app.store.await_index(&reasoning::SEARCH_SOURCE).await;
+        let near = semantic_part(app, &reasoning::EMBED_SOURCE, &vector, &spaces).await?;
+        if keyword {
+            app.store.await_index(&reasoning::SEARCH_SOURCE).await;
+        }
         let (q, w) = (query.clone(), ws.clone());
         let hits = app
             .store
             .readers
-            .run(move |conn| reasoning::search_hits(conn, &q, w.as_deref(), depth))
+            .run(move |conn| {
+                let words = if keyword {
+                    reasoning::search_hits(conn, &q, w.as_deref(), depth.max(DEPTH))?
+                } else {
+                    Vec::new()
+                };
+                let meaning = reasoning::near_hits(conn, &near)?;
+                Ok(within_family(words, meaning, depth))
+            })
             .await?;
         Ok(Some(hits))
     };
     let tasks_hits = async {
+        // Plans, tasks and steps are matched by their words in every mode: they have no
+        // embeddings.
         if !families.contains(&"tasks") {
             return Ok(None);
         }
@@ -175,12 +215,23 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         if !families.contains(&"memory") {
             return Ok(None);
         }
-        app.store.await_index(&memories::SEARCH_SOURCE).await;
+        let near = semantic_part(app, &memories::EMBED_SOURCE, &vector, &spaces).await?;
+        if keyword {
+            app.store.await_index(&memories::SEARCH_SOURCE).await;
+        }
         let (q, w) = (query.clone(), ws.clone());
         let hits = app
             .store
             .readers
-            .run(move |conn| memories::search_hits(conn, &q, w.as_deref(), depth))
+            .run(move |conn| {
+                let words = if keyword {
+                    memories::search_hits(conn, &q, w.as_deref(), depth.max(DEPTH))?
+                } else {
+                    Vec::new()
+                };
+                let meaning = memories::near_hits(conn, &near)?;
+                Ok(within_family(words, meaning, depth))
+            })
             .await?;
         Ok(Some(hits))
     };
@@ -197,7 +248,12 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             lists.push((family, hits));
         }
     }
-    let fused = fuse(lists);
+    let mut fused = fuse(lists);
+    if !explain {
+        for h in &mut fused {
+            h.explain = None;
+        }
+    }
     let total = fused.len() as i64;
     let items: Vec<SearchHit> = fused
         .into_iter()
@@ -217,11 +273,58 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
     let resp = SearchResponse {
         items,
         pagination: SearchPagination { next_cursor },
+        mode,
         truncated: false,
         budget: blank_budget(),
         hint,
     };
     budget::fit(resp, &caps)
+}
+
+/// The items of `source` nearest the query in meaning (none when the search ranks by words).
+async fn semantic_part(
+    app: &App,
+    source: &'static crate::semantic::EmbedSource,
+    vector: &Option<std::sync::Arc<Vec<f32>>>,
+    spaces: &Option<Vec<String>>,
+) -> Result<Vec<crate::semantic::Near>> {
+    match vector {
+        Some(v) => {
+            app.store
+                .semantic
+                .nearest(source, v.clone(), spaces.clone(), DEPTH as usize)
+                .await
+        }
+        None => Ok(Vec::new()),
+    }
+}
+
+/// A family's keyword hits and semantic hits (each best first) as one ranking, by reciprocal
+/// rank fusion within the family, each hit carrying its explanation; at most `depth`.
+fn within_family(
+    words: Vec<FamilyHit>,
+    meaning: Vec<(FamilyHit, crate::semantic::Near)>,
+    depth: i64,
+) -> Vec<FamilyHit> {
+    let keyed_words: Vec<(String, f64)> = words.iter().map(|h| (h.id.clone(), f64::NAN)).collect();
+    let keyed_meaning: Vec<(String, crate::semantic::Near)> =
+        meaning.iter().map(|(h, n)| (h.id.clone(), *n)).collect();
+    let fused = crate::semantic::fusion::fuse(&keyed_words, &keyed_meaning);
+    // A hit both parts found keeps its keyword snippet, which marks the words.
+    let mut by_id: std::collections::HashMap<String, FamilyHit> =
+        words.into_iter().map(|h| (h.id.clone(), h)).collect();
+    for (h, _) in meaning {
+        by_id.entry(h.id.clone()).or_insert(h);
+    }
+    fused
+        .into_iter()
+        .take(depth as usize)
+        .filter_map(|f| {
+            let mut h = by_id.remove(&f.key)?;
+            h.explain = Some(f.explain());
+            Some(h)
+        })
+        .collect()
 }
 
 /// One family's hits, or `None` when the request leaves the family out.
@@ -250,6 +353,7 @@ pub fn fuse(lists: Vec<(&'static str, Vec<FamilyHit>)>) -> Vec<SearchHit> {
                         tool: h.open.0.into(),
                         arguments: h.open.1,
                     },
+                    explain: h.explain,
                 },
             ));
         }

@@ -34,7 +34,7 @@ pub fn activity(conn: &rusqlite::Connection) -> crate::error::Result<Vec<(String
 }
 
 /// The reasoning index, which a search waits on to read its own writes.
-pub use super::search_source::SEARCH_SOURCE;
+pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 
 /// Entries matching the FTS5 `query` in workspace `ws` (every workspace if `None`), best
 /// first, at most `limit`.
@@ -86,6 +86,7 @@ pub fn search_hits(
                         }),
                     ),
                     workspace,
+                    explain: None,
                 })
             })?
             .collect()
@@ -199,4 +200,56 @@ fn entry_item(
             }),
         },
     }
+}
+
+/// The entries `near` names (found by meaning, best first), as cross-family hits: each with its
+/// passage nearest the query as the snippet.
+pub fn near_hits(
+    conn: &rusqlite::Connection,
+    near: &[crate::semantic::Near],
+) -> crate::error::Result<Vec<(crate::search_text::FamilyHit, crate::semantic::Near)>> {
+    use crate::search_text::{FamilyHit, SNIPPET_CHARS, render_snippet};
+    use rusqlite::OptionalExtension;
+    let mut stmt = conn.prepare_cached(
+        "SELECT e.seq, e.workspace, e.branch, e.doc,
+           CASE WHEN e.format = 'card'
+             THEN COALESCE(json_extract(e.meta_json, '$.card_type'), e.kind) ELSE e.kind END,
+           e.title, e.content
+         FROM reasoning_entries AS e WHERE e.seq = ?1",
+    )?;
+    let mut out = Vec::with_capacity(near.len());
+    for n in near {
+        let hit = stmt
+            .query_row([n.doc], |r| {
+                let seq: i64 = r.get(0)?;
+                let workspace: String = r.get(1)?;
+                let branch: String = r.get(2)?;
+                let doc: String = r.get(3)?;
+                let content: String = r.get::<_, Option<String>>(6)?.unwrap_or_default();
+                let title: String = r
+                    .get::<_, Option<String>>(5)?
+                    .unwrap_or_else(|| content.chars().take(80).collect());
+                Ok(FamilyHit {
+                    id: seq.to_string(),
+                    kind: r.get(4)?,
+                    title,
+                    snippet: render_snippet(
+                        &crate::semantic::passage(&content, n.chunk),
+                        SNIPPET_CHARS,
+                    ),
+                    open: (
+                        "branchmind_show",
+                        serde_json::json!({
+                            "workspace": workspace, "branch": branch, "doc": doc,
+                            "cursor": seq + 1, "limit": 1,
+                        }),
+                    ),
+                    workspace,
+                    explain: None,
+                })
+            })
+            .optional()?;
+        out.extend(hit.map(|h| (h, *n)));
+    }
+    Ok(out)
 }

@@ -7,7 +7,7 @@ use moss_client::reasoning::{
 };
 use rusqlite::params;
 
-use super::search_source::SEARCH_SOURCE;
+use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 use super::{Reasoning, limit, refs};
 use crate::budget::Fit;
 use crate::budget::blank_budget;
@@ -17,6 +17,10 @@ use crate::search_text::{
     MAX_QUERY_CHARS, SNIPPET_CHARS, bm25_score, check_query_start, fts_query, query_error,
     render_snippet,
 };
+use crate::semantic::fusion::{DEPTH, fuse};
+use crate::semantic::{CANDIDATES, Near};
+use crate::sql_filter::Filter;
+use moss_client::search::SearchMode;
 
 impl Fit for ReasoningSearchResponse {
     fn units(&self) -> usize {
@@ -57,8 +61,32 @@ impl Reasoning {
             .as_deref()
             .map(|b| refs::name("branch", b))
             .transpose()?;
+        let mut mode = self.store.semantic.mode(req.mode)?;
+        let explain = req.explain.unwrap_or(false);
+        let mut near = Vec::new();
+        if mode != SearchMode::Keyword {
+            match self.store.semantic.query_vector(&req.query).await? {
+                Some(q) => {
+                    let ws = vec![read.ws().to_string()];
+                    near = self
+                        .store
+                        .semantic
+                        .nearest(&EMBED_SOURCE, q, Some(ws), CANDIDATES)
+                        .await?;
+                }
+                None if mode == SearchMode::Semantic => {
+                    return Err(crate::capsule::search::semantic_not_ready());
+                }
+                None => mode = SearchMode::Keyword,
+            }
+        }
         // Read-your-writes: wait for the indexer to apply what was committed before now.
         self.store.await_index(&SEARCH_SOURCE).await;
+        let depth = if mode == SearchMode::Keyword {
+            limit
+        } else {
+            DEPTH as i64
+        };
         read.run(&self.store, move |conn, ws| {
             let sql = "WITH hits AS MATERIALIZED (
                    SELECT f.rowid AS rid, bm25(reasoning_fts, 5.0, 1.0) AS rank
@@ -72,7 +100,7 @@ impl Reasoning {
                  ORDER BY hits.rank, e.seq DESC";
             let hits = (|| {
                 conn.prepare_cached(sql)?
-                    .query_map(params![query, ws, branch, limit], |r| {
+                    .query_map(params![query, ws, branch, depth], |r| {
                         let ts_ms: i64 = r.get(1)?;
                         let raw: Option<String> = r.get(7)?;
                         Ok(ReasoningHit {
@@ -84,19 +112,94 @@ impl Reasoning {
                             title: r.get(5)?,
                             score: bm25_score(r.get(6)?),
                             snippet: render_snippet(raw.as_deref().unwrap_or(""), SNIPPET_CHARS),
+                            explain: None,
                         })
                     })?
                     .collect::<rusqlite::Result<Vec<_>>>()
             })()
             .map_err(|e| query_error(e, &query))?;
+            let hits = if mode == SearchMode::Keyword {
+                let mut hits = hits;
+                if explain {
+                    for (i, h) in hits.iter_mut().enumerate() {
+                        h.explain = Some(crate::capsule::search::keyword_only(i + 1, h.score));
+                    }
+                }
+                hits
+            } else {
+                let keyword = if mode == SearchMode::Hybrid {
+                    hits
+                } else {
+                    Vec::new()
+                };
+                let mut base = Filter::default();
+                base.add("c.workspace = ?", ws.clone());
+                if let Some(b) = &branch {
+                    base.add("c.branch = ?", b.clone());
+                }
+                let semantic: Vec<(i64, Near)> = crate::semantic::filtered(
+                    conn,
+                    "reasoning_entries c",
+                    "c.seq",
+                    &base,
+                    &near,
+                    DEPTH,
+                )?;
+                let ranked: Vec<(i64, f64)> = keyword.iter().map(|h| (h.seq, h.score)).collect();
+                let fused = fuse(&ranked, &semantic);
+                let parts = if mode == SearchMode::Hybrid { 2 } else { 1 };
+                let mut by_seq: std::collections::HashMap<i64, ReasoningHit> =
+                    keyword.into_iter().map(|h| (h.seq, h)).collect();
+                let mut out = Vec::new();
+                for f in fused.iter().take(limit as usize) {
+                    let mut h = match by_seq.remove(&f.key) {
+                        Some(h) => h,
+                        None => entry_hit(conn, f.semantic.expect("a semantic hit").1)?,
+                    };
+                    h.score = f.score(parts);
+                    if explain {
+                        h.explain = Some(f.explain());
+                    }
+                    out.push(h);
+                }
+                out
+            };
             Ok(ReasoningSearchResponse {
                 workspace: ws,
                 query,
                 hits,
+                mode,
                 truncated: false,
                 budget: blank_budget(),
             })
         })
         .await
     }
+}
+
+/// An entry found by meaning alone: its passage nearest the query as the snippet.
+fn entry_hit(conn: &rusqlite::Connection, near: Near) -> Result<ReasoningHit> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT seq, ts_ms, branch, doc, kind, title, content FROM reasoning_entries
+             WHERE seq = ?1",
+        )?
+        .query_row([near.doc], |r| {
+            let ts_ms: i64 = r.get(1)?;
+            let content: Option<String> = r.get(6)?;
+            Ok(ReasoningHit {
+                seq: r.get(0)?,
+                ts: ts_ms / 1000,
+                branch: r.get(2)?,
+                doc: r.get(3)?,
+                kind: r.get(4)?,
+                title: r.get(5)?,
+                snippet: render_snippet(
+                    &crate::semantic::passage(content.as_deref().unwrap_or(""), near.chunk),
+                    SNIPPET_CHARS,
+                ),
+                score: 0.0,
+                explain: None,
+            })
+        })?)
 }

@@ -1,6 +1,7 @@
 //! The reasoning family's full-text source: titles and contents of `reasoning_entries` (notes,
 //! trace, cards), fed by the triggers of its migrations into `reasoning_entries_fts_queue`.
 
+use crate::semantic::EmbedSource;
 use crate::store::Source;
 
 /// Reasoning entries: title and content, searched by what users type (so
@@ -14,4 +15,12 @@ pub static SEARCH_SOURCE: Source = Source {
     tokenizer: "porter unicode61 remove_diacritics 2",
     code_aware: true,
     inherits_single_watermark: false,
+};
+
+/// What semantic search embeds of the same rows (the title before each passage of the text).
+pub static EMBED_SOURCE: EmbedSource = EmbedSource {
+    fts: &SEARCH_SOURCE,
+    workspace: "workspace",
+    title: Some("title"),
+    body: "content",
 };

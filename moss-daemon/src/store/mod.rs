@@ -16,7 +16,7 @@ pub mod migrations;
 pub mod readers;
 pub mod writer;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,6 +70,12 @@ pub struct StoreOptions {
     /// The tables kept searchable, as the families declare them, in the order of the indexer's
     /// rounds: each gets its index and its commit signal ([`Writer::commits`]).
     pub search_sources: &'static [&'static Source],
+    /// The sentence-embedding model semantic search runs (`embeddings.model_dir`), if any.
+    /// With one, the embedder follows the queues of `embed_sources` too, and the writer keeps
+    /// their entries until it has applied them (see [`fts::QueueFollower`]).
+    pub model_dir: Option<PathBuf>,
+    /// The tables embedded for semantic search, as the families declare them.
+    pub embed_sources: &'static [&'static crate::semantic::EmbedSource],
     /// The families' migration lists, applied in their one global order at open.
     pub migrations: &'static [&'static [migrations::Migration]],
 }
@@ -81,6 +87,8 @@ pub struct Store {
     pub writer: Writer,
     pub readers: ReadPool,
     index: fts::IndexView,
+    /// Semantic search: the embedding index over the same queues.
+    pub semantic: crate::semantic::Semantic,
 }
 
 impl Store {
@@ -110,8 +118,12 @@ impl Store {
         restrict_modes(path);
         let wal_restart = Arc::new(checkpointer::WalRestart::default());
         let checkpointer = checkpointer::Checkpointer::spawn(path, wal_restart.clone())?;
-        let (indexer, index_hooks) =
-            fts::Indexer::spawn(path, opts.search_sources, opts.search_tokenizer)?;
+        let (indexer, index_hooks) = fts::Indexer::spawn(
+            path,
+            opts.search_sources,
+            opts.search_tokenizer,
+            opts.model_dir.is_some(),
+        )?;
         let hooks = WriterHooks {
             index: index_hooks,
             wal_restart,
@@ -123,16 +135,25 @@ impl Store {
             opts.read_pool_idle,
         )?;
         let (writer, thread) = Writer::spawn(conn, hooks, opts.search_sources)?;
+        let index = indexer.view();
+        let (semantic, embedder) = crate::semantic::Semantic::start(
+            &index,
+            path,
+            opts.model_dir.as_deref(),
+            opts.embed_sources,
+        )?;
         Ok((
             Store {
                 writer,
                 readers,
-                index: indexer.view(),
+                index,
+                semantic,
             },
             StoreThreads {
                 writer: thread,
                 checkpointer,
                 indexer,
+                embedder,
             },
         ))
     }
@@ -224,15 +245,18 @@ pub struct StoreThreads {
     writer: WriterThread,
     checkpointer: checkpointer::Checkpointer,
     indexer: fts::Indexer,
+    embedder: crate::semantic::SemanticThread,
 }
 
 impl StoreThreads {
     /// Stops the checkpointer, waits for the writer (after [`Writer::close`]), then for the
-    /// indexer to catch up with the last batch and stop.
+    /// indexer to catch up with the last batch and stop, and for the embedder to end its step
+    /// (what it has not embedded waits in the queues for the next start).
     pub fn join(mut self) {
         self.checkpointer.stop();
         self.writer.join();
         self.indexer.join();
+        self.embedder.join();
     }
 }
 
@@ -267,6 +291,8 @@ mod tests {
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
             search_sources: SOURCES,
+            model_dir: None,
+            embed_sources: &[],
             migrations: crate::schema::MIGRATIONS,
         };
         let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
@@ -337,6 +363,8 @@ mod tests {
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
             search_sources: SOURCES,
+            model_dir: None,
+            embed_sources: &[],
             migrations: crate::schema::MIGRATIONS,
         };
         async fn write(store: &Store, sql: &'static str) -> i64 {
@@ -580,6 +608,8 @@ mod tests {
             read_pool_idle: 1,
             search_tokenizer: Default::default(),
             search_sources: SOURCES,
+            model_dir: None,
+            embed_sources: &[],
             migrations: crate::schema::MIGRATIONS,
         };
         let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();

@@ -138,6 +138,7 @@ pub fn search_hits(
                     id,
                     kind,
                     title,
+                    explain: None,
                 },
             ));
         } else {
@@ -163,6 +164,7 @@ pub fn search_hits(
                     kind: "step".into(),
                     title,
                     workspace,
+                    explain: None,
                 },
             ));
         }

@@ -20,6 +20,7 @@ mod memory;
 mod proto_docs;
 mod reasoning;
 mod security;
+mod semantic;
 mod smoke;
 mod tasks;
 mod tools;

@@ -92,7 +92,7 @@ pub(super) fn run(main: Connection, mut fts: Connection, wake: &Wake, sources: &
 /// `moss bench`, with malloc then capped at two arenas, 5,900-6,000 stores/s against
 /// 5,000-5,500 at nice 19 and 4,400-4,900 at nice 10). If the kernel refuses SCHED_IDLE, nice 19.
 /// Elsewhere the thread keeps the default.
-pub(super) fn background_priority() {
+pub fn background_priority() {
     #[cfg(target_os = "linux")]
     {
         use thread_priority::{

@@ -46,13 +46,14 @@
 //! thread's rounds and passes), `wake` (how the writer and searches wake the indexer, and its
 //! pace).
 
-mod indexing;
+pub(crate) mod indexing;
 mod plan;
 mod wake;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -143,6 +144,64 @@ struct Position {
     applied: AtomicI64,
     /// The queue's newest committed sequence (moved by the writer after each commit).
     queued: AtomicI64,
+    /// The queue entry up to which the queue's other follower, the embedding index (see
+    /// `crate::semantic`), has applied the changes: the writer trims no entry above it.
+    /// `i64::MAX` when there is no such follower.
+    held: AtomicI64,
+}
+
+/// Another follower of the sources' queues: the writer keeps their entries until it says it has
+/// applied them ([`QueueFollower::hold`]), and wakes it after each commit that queued some.
+#[derive(Debug, Default)]
+pub struct FollowerWake {
+    /// A commit queued text changes since the follower last looked.
+    pub pending: AtomicBool,
+    /// The follower's thread, once it runs.
+    pub thread: OnceLock<std::thread::Thread>,
+    /// Commits that queued text changes: while it moves, writes are arriving.
+    pub commits: AtomicU64,
+    /// The writer has stopped: the follower stops too.
+    pub closed: AtomicBool,
+}
+
+impl FollowerWake {
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        if let Some(t) = self.thread.get() {
+            t.unpark();
+        }
+    }
+
+    fn wake(&self) {
+        self.commits.fetch_add(1, Ordering::Release);
+        self.pending.store(true, Ordering::Release);
+        if let Some(t) = self.thread.get() {
+            t.unpark();
+        }
+    }
+}
+
+/// One source's queue as its other follower sees it.
+#[derive(Debug, Clone)]
+pub struct QueueFollower {
+    position: Arc<Position>,
+}
+
+impl QueueFollower {
+    /// The newest committed entry of the queue.
+    pub fn queued(&self) -> i64 {
+        self.position.queued.load(Ordering::Acquire)
+    }
+
+    /// The follower has applied every entry up to `seq`: the writer may trim them.
+    pub fn hold(&self, seq: i64) {
+        self.position.held.store(seq, Ordering::Release);
+    }
+
+    /// The follower is gone: the writer trims as if there were none.
+    pub fn release(&self) {
+        self.position.held.store(i64::MAX, Ordering::Release);
+    }
 }
 
 /// A source as the store follows it.
@@ -160,6 +219,7 @@ struct Followed {
 pub struct IndexView {
     sources: Arc<[Followed]>,
     hurry: Hurry,
+    follower: Arc<FollowerWake>,
 }
 
 impl IndexView {
@@ -182,6 +242,18 @@ impl IndexView {
     /// Text changes of `source` committed but not yet in its index.
     pub fn behind(&self, source: &Source) -> i64 {
         lag(self.followed(source)).behind()
+    }
+
+    /// The queue of `source` as another follower sees it.
+    pub fn follower(&self, source: &Source) -> QueueFollower {
+        QueueFollower {
+            position: self.followed(source).position.clone(),
+        }
+    }
+
+    /// How the writer wakes another follower of the queues.
+    pub fn follower_wake(&self) -> Arc<FollowerWake> {
+        self.follower.clone()
     }
 
     /// Every source's lag, in the order the indexer was given them.
@@ -235,10 +307,13 @@ impl Indexer {
     /// Opens (creating) the index file and starts the thread. Returns the writer's hooks; the
     /// thread stops after the hooks are dropped (when the writer exits), once it has caught up.
     /// `sources` are the sources served, in the order of its rounds (their names distinct).
+    /// With `held`, the queues have another follower: the writer trims none of their entries
+    /// until it says how far it has come (see [`QueueFollower`]).
     pub fn spawn(
         db: &Path,
         sources: &[&'static Source],
         words: SearchTokenizer,
+        held: bool,
     ) -> Result<(Indexer, IndexHooks)> {
         let path = index_path(db);
         let mut fts = Connection::open(&path)
@@ -278,6 +353,7 @@ impl Indexer {
             let position = Arc::new(Position {
                 applied: AtomicI64::new(applied),
                 queued: AtomicI64::new(queued),
+                held: AtomicI64::new(if held { 0 } else { i64::MAX }),
             });
             let (progress, progress_rx) = watch::channel(applied);
             followed.push(Followed {
@@ -299,7 +375,9 @@ impl Indexer {
             .spawn(move || run(main, fts, &woken, &indexed))
             .map_err(|e| Error::internal("starting the indexer thread", e))?;
         let indexer = handle.thread().clone();
+        let follower = Arc::new(FollowerWake::default());
         let hooks = IndexHooks {
+            follower: follower.clone(),
             sources: followed
                 .iter()
                 .map(|f| Trimmed {
@@ -320,6 +398,7 @@ impl Indexer {
                 view: IndexView {
                     sources: followed.into(),
                     hurry: Hurry { wake, indexer },
+                    follower,
                 },
                 handle: Some(handle),
             },

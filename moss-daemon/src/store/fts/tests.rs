@@ -374,6 +374,7 @@ fn the_indexer_serves_every_source_in_rounds() {
                 position: Arc::new(Position {
                     applied: AtomicI64::new(applied),
                     queued: AtomicI64::new(queued),
+                    held: AtomicI64::new(i64::MAX),
                 }),
                 progress: watch::channel(applied).0,
             }

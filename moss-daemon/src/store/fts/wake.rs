@@ -22,6 +22,8 @@ pub struct IndexHooks {
     pub(super) sources: Vec<Trimmed>,
     pub(super) wake: Arc<Wake>,
     pub(super) indexer: Thread,
+    /// The queues' other follower, if any.
+    pub(super) follower: Arc<super::FollowerWake>,
 }
 
 /// A source's queue as the writer keeps it.
@@ -39,7 +41,11 @@ pub(super) struct Trimmed {
 impl BatchHooks for IndexHooks {
     fn before_commit(&self, conn: &Connection) -> rusqlite::Result<()> {
         for s in &self.sources {
-            let applied = s.position.applied.load(Ordering::Acquire);
+            let applied = s
+                .position
+                .applied
+                .load(Ordering::Acquire)
+                .min(s.position.held.load(Ordering::Acquire));
             if applied > 0 {
                 // The newest entry always stays: `seq` is a rowid, and an emptied table would
                 // hand out seq 1 again, below the watermark, and those changes would never be
@@ -68,6 +74,7 @@ impl BatchHooks for IndexHooks {
             self.wake.queued.fetch_add(1, Ordering::Release);
             self.wake.pending.store(true, Ordering::Release);
             self.indexer.unpark();
+            self.follower.wake();
         }
     }
 }
@@ -77,6 +84,7 @@ impl Drop for IndexHooks {
     fn drop(&mut self) {
         self.wake.closed.store(true, Ordering::Release);
         self.indexer.unpark();
+        self.follower.close();
     }
 }
 

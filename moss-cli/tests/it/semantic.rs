@@ -1,0 +1,177 @@
+//! The embedding index through the real binaries: it survives a `kill -9` of the daemon and
+//! catches up without embedding again what it had, and a change of model rebuilds it.
+//!
+//! The model comes from `MOSS_TEST_MODEL_DIR` (`tests/fixtures/model.sh DIR`); without it these
+//! tests say so and return, except under `CI`, where a missing model is a failure.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::lifecycle::{Env, ok_json};
+
+fn model_dir() -> Option<PathBuf> {
+    match std::env::var_os("MOSS_TEST_MODEL_DIR").filter(|v| !v.is_empty()) {
+        Some(d) => Some(PathBuf::from(d)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("MOSS_TEST_MODEL_DIR must name the embedding model under CI (see .ci/run)")
+        }
+        None => {
+            eprintln!("MOSS_TEST_MODEL_DIR is unset: skipping a test that needs the model");
+            None
+        }
+    }
+}
+
+fn configure(env: &Env, model: &Path) {
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("config.json"),
+        serde_json::json!({ "embeddings": { "model_dir": model } }).to_string(),
+    )
+    .unwrap();
+}
+
+fn status(env: &Env) -> Value {
+    ok_json(&env.moss(&["daemon", "status"]))
+}
+
+/// Polls the status until `done` holds of its `semantic` object, at most `timeout`.
+fn wait_semantic(env: &Env, timeout: Duration, done: impl Fn(&Value) -> bool) -> Value {
+    let began = Instant::now();
+    loop {
+        let s = status(env);
+        if done(&s["semantic"]) {
+            return s["semantic"].clone();
+        }
+        assert!(
+            began.elapsed() < timeout,
+            "the embedding index did not get there in {timeout:?}: {}",
+            s["semantic"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn caught_up(s: &Value) -> bool {
+    s["state"] == "ready" && s["behind"] == 0
+}
+
+fn capsules_source(s: &Value) -> Value {
+    s["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["source"] == "capsules")
+        .cloned()
+        .unwrap()
+}
+
+fn store(env: &Env, name: &str, body: &str) {
+    let mut child = env
+        .cmd(&["store", "-w", "k9", "--name", name])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let text = format!(
+        "## Objective\n{body}\n## Current status\nopen\n## Decisions\nnone\n## Next actions\n- \
+         go on\n## Key locations\nsrc/\n## Open questions\nnone\n"
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const N: usize = 40;
+
+#[test]
+fn the_index_survives_a_kill_and_catches_up_then_a_new_model_rebuilds_it() {
+    let Some(model) = model_dir() else { return };
+    let env = Env::new();
+    configure(&env, &model);
+    for i in 0..N {
+        store(
+            &env,
+            &format!("c{i}"),
+            &format!("Item {i}: the garden gate squeaks at dawn."),
+        );
+    }
+    // Some embedded, maybe not all: then the daemon dies without a word.
+    wait_semantic(&env, Duration::from_secs(120), |s| {
+        s["sources"]
+            .as_array()
+            .and_then(|a| a.iter().find(|x| x["source"] == "capsules"))
+            .is_some_and(|c| c["items"].as_u64().unwrap_or(0) >= 5)
+    });
+    let pid = status(&env)["pid"].as_u64().unwrap();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    while std::net::TcpStream::connect(&env.addr).is_ok() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The next command starts a daemon, which finds its vectors and embeds only the rest.
+    let _ = ok_json(&env.moss(&["list", "-w", "k9"]));
+    let after = wait_semantic(&env, Duration::from_secs(300), caught_up);
+    let capsules = capsules_source(&after);
+    assert_eq!(capsules["items"], N as u64, "{after}");
+    let passages = capsules["passages"].as_u64().unwrap();
+    assert!(
+        after["embedded"].as_u64().unwrap() < passages,
+        "the restarted daemon kept what was embedded before the kill: {after}"
+    );
+    let found = ok_json(&env.moss(&[
+        "search",
+        "-w",
+        "k9",
+        "--mode",
+        "semantic",
+        "--explain",
+        "a noisy door hinge in the morning",
+    ]));
+    assert_eq!(found["mode"], "semantic", "{found}");
+    assert!(found["items"].as_array().unwrap().len() >= 5, "{found}");
+    assert!(found["items"][0]["explain"]["semantic"]["similarity"].is_number());
+
+    // Another model (here the same weights under another config file, so another identity):
+    // every vector is made again.
+    let other = env.dir.path().join("other-model");
+    std::fs::create_dir_all(&other).unwrap();
+    for f in ["tokenizer.json", "model.safetensors"] {
+        std::os::unix::fs::symlink(model.join(f), other.join(f)).unwrap();
+    }
+    let mut config = std::fs::read_to_string(model.join("config.json")).unwrap();
+    config.push('\n');
+    std::fs::write(other.join("config.json"), config).unwrap();
+    configure(&env, &other);
+    let before = after["model"].as_str().unwrap().to_string();
+    let _ = ok_json(&env.moss(&["daemon", "restart"]));
+    let rebuilt = wait_semantic(&env, Duration::from_secs(300), caught_up);
+    assert_ne!(rebuilt["model"], before.as_str(), "{rebuilt}");
+    assert_eq!(capsules_source(&rebuilt)["items"], N as u64, "{rebuilt}");
+    assert!(
+        rebuilt["embedded"].as_u64().unwrap() >= passages,
+        "every passage embedded again: {rebuilt}"
+    );
+    assert!(
+        env.log().contains("made by another model"),
+        "the log says why: {}",
+        env.log()
+    );
+}
