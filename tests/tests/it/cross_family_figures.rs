@@ -1,7 +1,8 @@
-//! Search across the four families, measured on a labelled fixture
-//! (`tests/fixtures/cross_family/`): 335 items (capsules, reasoning notes and cards, plans and
-//! tasks with 113 steps, memories) in three workspaces, and 48 queries, each with the one item
-//! it should find (12 answers per family).
+//! Search across the four families, measured on the labelled fixture of
+//! `tests/fixtures/cross_family/` (loaded by `fixture.rs`): 328 items (capsules, reasoning notes
+//! and cards, plans and tasks with 110 steps, memories) in three workspaces, and its first 48
+//! queries, those in the answer's own words (or their stems), each with the one item it should
+//! find (12 answers per family). The paraphrase queries are `relevance_figures`'s.
 //!
 //! The fixture is loaded through the client, then each query is ranked by each strategy:
 //!
@@ -9,6 +10,7 @@
 //! - **per family, concatenated**: `capsule_search`, then `branchmind_search` in each workspace,
 //!   then `memory_recall` in each workspace (workspaces in name order), each list appended to
 //!   the last. Plans, tasks and steps have no search of their own, so their answers are misses.
+//! - **moss_search**: one search over every family, in the daemon's default mode.
 //!
 //! Every call asks for 20 hits. A query's rank is the position of its answer (or of an item in
 //! its `accept` list: the task holding a step that is the answer) in the strategy's list; an
@@ -17,254 +19,14 @@
 //! form (exact words, words to stem, question). Run it with
 //! `cargo test -p moss-tests --test it cross_family_figures -- --nocapture` to see the table.
 
-use std::collections::HashMap;
-
-use moss_client::capsule::{SearchRequest as CapsuleSearchRequest, StoreRequest};
-use moss_client::memory::{Contexts, MemoryRecallRequest, MemoryStoreRequest};
-use moss_client::moss::SearchRequest as MossSearchRequest;
-use moss_client::reasoning::{
-    InitRequest, NotesCommitRequest, ReasoningSearchRequest, ThinkCardRequest,
-};
-use moss_client::tasks::{NewStep, TasksCreateRequest};
+use moss_client::capsule::SearchRequest as CapsuleSearchRequest;
+use moss_client::memory::MemoryRecallRequest;
+use moss_client::reasoning::ReasoningSearchRequest;
 use moss_tests::TestDaemon;
-use serde::Deserialize;
-use serde_json::Value;
 
-const WORKSPACES: [&str; 3] = ["atlas", "bramble", "ledger"];
-const FAMILIES: [&str; 4] = ["capsule", "reasoning", "tasks", "memory"];
+use crate::fixture::{self, FAMILIES, Item, Keys, LIMIT, Query, WORKSPACES, lines, load, rank_of};
+
 const FORMS: [&str; 3] = ["exact", "stem", "question"];
-/// Hits asked of every search call.
-const LIMIT: i64 = 20;
-
-#[derive(Deserialize)]
-struct Step {
-    key: String,
-    title: String,
-}
-
-/// One line of `items.jsonl`; which fields are set depends on `family` and `kind`.
-#[derive(Deserialize)]
-struct Item {
-    key: String,
-    family: String,
-    kind: String,
-    workspace: String,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    title: Option<String>,
-    #[serde(default)]
-    tags: Option<Vec<String>>,
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    content: Option<String>,
-    #[serde(default)]
-    card: Option<Value>,
-    #[serde(default)]
-    description: Option<String>,
-    #[serde(default)]
-    parent: Option<String>,
-    #[serde(default)]
-    steps: Vec<Step>,
-    #[serde(default)]
-    context: Option<Vec<String>>,
-    #[serde(default)]
-    weight: Option<f64>,
-}
-
-#[derive(Deserialize)]
-struct Query {
-    id: String,
-    query: String,
-    form: String,
-    family: String,
-    answer: String,
-    accept: Vec<String>,
-}
-
-fn lines<T: for<'de> Deserialize<'de>>(name: &str) -> Vec<T> {
-    let path = format!(
-        "{}/fixtures/cross_family/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: {e}: {l}")))
-        .collect()
-}
-
-/// What the daemon calls each fixture item: `(family, workspace, id)`, and
-/// `(family, workspace, title)` for the items whose title is unique in their workspace
-/// (reasoning entries, plans, tasks and steps). A step's id is `<task id>/<step id>`: step ids
-/// are numbered per task.
-#[derive(Default)]
-struct Keys {
-    by_id: HashMap<(String, String, String), String>,
-    by_title: HashMap<(String, String, String), String>,
-}
-
-impl Keys {
-    fn add_id(&mut self, family: &str, ws: &str, id: impl ToString, key: &str) {
-        let prev = self.by_id.insert(
-            (family.to_string(), ws.to_string(), id.to_string()),
-            key.to_string(),
-        );
-        assert!(
-            prev.is_none(),
-            "{family} {ws} {}: two items",
-            id.to_string()
-        );
-    }
-
-    fn add_title(&mut self, family: &str, ws: &str, title: &str, key: &str) {
-        let prev = self.by_title.insert(
-            (family.to_string(), ws.to_string(), title.to_string()),
-            key.to_string(),
-        );
-        assert!(prev.is_none(), "{family} {ws} {title:?}: two items");
-    }
-
-    fn id(&self, family: &str, ws: &str, id: &str) -> Option<String> {
-        self.by_id
-            .get(&(family.to_string(), ws.to_string(), id.to_string()))
-            .cloned()
-    }
-
-    fn title(&self, family: &str, ws: &str, title: &str) -> Option<String> {
-        self.by_title
-            .get(&(family.to_string(), ws.to_string(), title.to_string()))
-            .cloned()
-    }
-}
-
-/// Writes every item through the client; returns how to recognise each in a hit.
-async fn load(d: &TestDaemon, items: &[Item]) -> Keys {
-    let c = &d.client;
-    let mut keys = Keys::default();
-    for ws in WORKSPACES {
-        c.reasoning()
-            .init(&InitRequest {
-                workspace: ws.into(),
-            })
-            .await
-            .unwrap();
-    }
-    // Plan keys to their ids, for the tasks that name them as parent.
-    let mut item_id: HashMap<String, String> = HashMap::new();
-    for it in items {
-        let ws = it.workspace.clone();
-        match (it.family.as_str(), it.kind.as_str()) {
-            ("tasks", _) => {
-                let parent = it.parent.as_ref().map(|p| {
-                    item_id
-                        .get(p)
-                        .unwrap_or_else(|| panic!("{}: parent {p} not created before it", it.key))
-                        .clone()
-                });
-                let steps: Vec<NewStep> = it
-                    .steps
-                    .iter()
-                    .map(|s| NewStep {
-                        title: s.title.clone(),
-                        ..Default::default()
-                    })
-                    .collect();
-                let r = c
-                    .tasks()
-                    .create(&TasksCreateRequest {
-                        workspace: ws.clone(),
-                        title: it.title.clone().unwrap(),
-                        kind: Some(it.kind.clone()),
-                        parent,
-                        description: it.description.clone(),
-                        steps: (!steps.is_empty()).then_some(steps),
-                        ..Default::default()
-                    })
-                    .await
-                    .unwrap_or_else(|e| panic!("{}: {e}", it.key));
-                keys.add_id("tasks", &ws, &r.item.id, &it.key);
-                keys.add_title("tasks", &ws, &r.item.title, &it.key);
-                item_id.insert(it.key.clone(), r.item.id.clone());
-                assert_eq!(r.steps.len(), it.steps.len(), "{}", it.key);
-                for (s, created) in it.steps.iter().zip(&r.steps) {
-                    assert_eq!(s.title, created.title, "{}", it.key);
-                    let id = format!("{}/{}", r.item.id, created.step_id);
-                    keys.add_id("tasks", &ws, id, &s.key);
-                    keys.add_title("tasks", &ws, &s.title, &s.key);
-                }
-            }
-            ("capsule", _) => {
-                let r = c
-                    .capsules()
-                    .store(&StoreRequest {
-                        capsule_text: it.text.clone().unwrap(),
-                        workspace: Some(ws.clone()),
-                        name: it.name.clone(),
-                        title: it.title.clone(),
-                        tags: it.tags.clone(),
-                        ..Default::default()
-                    })
-                    .await
-                    .unwrap_or_else(|e| panic!("{}: {e}", it.key));
-                keys.add_id("capsule", &ws, &r.id, &it.key);
-            }
-            ("reasoning", "note") => {
-                let r = c
-                    .reasoning()
-                    .notes_commit(&NotesCommitRequest {
-                        workspace: ws.clone(),
-                        doc: Some("notes".into()),
-                        content: it.content.clone().unwrap(),
-                        title: it.title.clone(),
-                        ..Default::default()
-                    })
-                    .await
-                    .unwrap_or_else(|e| panic!("{}: {e}", it.key));
-                keys.add_id("reasoning", &ws, r.entry.seq, &it.key);
-                keys.add_title("reasoning", &ws, it.title.as_deref().unwrap(), &it.key);
-            }
-            ("reasoning", "card") => {
-                let card = it.card.clone().unwrap();
-                let r = c
-                    .reasoning()
-                    .think_card(&ThinkCardRequest {
-                        workspace: ws.clone(),
-                        trace_doc: Some("trace".into()),
-                        graph_doc: Some("graph".into()),
-                        card: card.clone(),
-                        ..Default::default()
-                    })
-                    .await
-                    .unwrap_or_else(|e| panic!("{}: {e}", it.key));
-                assert!(r.inserted, "{}", it.key);
-                keys.add_id("reasoning", &ws, &r.card_id, &it.key);
-                if let Some(seq) = r.last_seq {
-                    keys.add_id("reasoning", &ws, seq, &it.key);
-                }
-                keys.add_title("reasoning", &ws, it.title.as_deref().unwrap(), &it.key);
-            }
-            ("memory", _) => {
-                let r = c
-                    .memories()
-                    .store(&MemoryStoreRequest {
-                        content: it.content.clone().unwrap(),
-                        context: it.context.clone().map(Contexts::Many),
-                        weight: it.weight,
-                        workspace: Some(ws.clone()),
-                        ..Default::default()
-                    })
-                    .await
-                    .unwrap_or_else(|e| panic!("{}: {e}", it.key));
-                keys.add_id("memory", &ws, &r.memory.id, &it.key);
-            }
-            (f, k) => panic!("{}: unknown family/kind {f}/{k}", it.key),
-        }
-    }
-    keys
-}
 
 /// Ranked fixture keys (`None` for a hit that is no fixture item, e.g. a task's trace event),
 /// and the errors the calls answered.
@@ -342,43 +104,12 @@ async fn per_family_ranking(d: &TestDaemon, keys: &Keys, query: &str) -> Ranking
     (ranked, errors)
 }
 
-/// `moss_search`: one ranked list over every family and workspace.
+/// `moss_search` in the daemon's default mode: one ranked list over every family and workspace.
 async fn moss_search_ranking(d: &TestDaemon, keys: &Keys, query: &str) -> Ranking {
-    match d
-        .client
-        .moss()
-        .search(&MossSearchRequest {
-            query: query.into(),
-            limit: Some(LIMIT),
-            safe_query: Some(true),
-            max_chars: Some(200_000),
-            ..Default::default()
-        })
-        .await
-    {
-        Ok(r) => (
-            r.items
-                .iter()
-                .map(|h| {
-                    keys.id(&h.family, &h.workspace, &h.id)
-                        .or_else(|| keys.title(&h.family, &h.workspace, &h.title))
-                })
-                .collect(),
-            vec![],
-        ),
-        Err(e) => (vec![], vec![format!("moss_search: {e}")]),
+    match fixture::moss_search(d, keys, query, None).await {
+        Ok((ranked, _)) => (ranked, vec![]),
+        Err(e) => (vec![], vec![e]),
     }
-}
-
-/// The 1-based rank of the query's answer (or of an accepted item) in `ranked`.
-fn rank_of(q: &Query, ranked: &[Option<String>]) -> Option<usize> {
-    ranked
-        .iter()
-        .position(|k| {
-            k.as_ref()
-                .is_some_and(|k| *k == q.answer || q.accept.contains(k))
-        })
-        .map(|i| i + 1)
 }
 
 /// success@5 and MRR over `ranks`.
@@ -396,7 +127,10 @@ fn figures(ranks: &[Option<usize>]) -> (f64, f64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cross_family_figures() {
     let items: Vec<Item> = lines("items.jsonl");
-    let queries: Vec<Query> = lines("queries.jsonl");
+    let queries: Vec<Query> = lines::<Query>("queries.jsonl")
+        .into_iter()
+        .filter(|q| FORMS.contains(&q.form.as_str()))
+        .collect();
     assert!(
         items.len() >= 200 && queries.len() >= 40,
         "{} items, {} queries",
