@@ -427,3 +427,184 @@ impl Reasoning {
             .await
     }
 }
+
+/// Most versions of one node a page of [`Reasoning::graph_node_versions`] holds.
+pub const MAX_NODE_VERSIONS: i64 = 100;
+
+/// Which node's versions to read, and where: the view a graph query names (target, or branch
+/// and doc), the node id, and a page (`cursor`: versions with a sequence below it).
+#[derive(Debug, Clone, Default)]
+pub struct NodeVersionsRequest {
+    pub workspace: String,
+    pub target: Option<String>,
+    pub branch: Option<String>,
+    pub doc: Option<String>,
+    pub id: String,
+    pub limit: Option<i64>,
+    pub cursor: Option<i64>,
+}
+
+impl refs::DocRef for NodeVersionsRequest {
+    fn target(&self) -> Option<&str> {
+        self.target.as_deref()
+    }
+    fn branch(&self) -> Option<&str> {
+        self.branch.as_deref()
+    }
+    fn doc(&self) -> Option<&str> {
+        self.doc.as_deref()
+    }
+}
+
+/// One version of a node: the branch that wrote it and the state it wrote (a deletion is a
+/// tombstone: `deleted`, no type or title).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeVersion {
+    pub branch: String,
+    pub node: GraphNode,
+}
+
+/// A page of a node's versions in a view, newest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeVersions {
+    pub branch: String,
+    pub doc: String,
+    pub id: String,
+    pub versions: Vec<NodeVersion>,
+    /// The version just before the page's oldest, when there is one: what that oldest one
+    /// changed is told against it.
+    pub older: Option<NodeVersion>,
+    pub pagination: SeqPagination,
+}
+
+/// The fields in which two states of a node differ, in a fixed order.
+pub fn node_changes(before: &GraphNode, after: &GraphNode) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if before.deleted != after.deleted {
+        out.push("deleted");
+    }
+    if after.deleted {
+        return out;
+    }
+    for (field, differs) in [
+        ("type", before.node_type != after.node_type),
+        ("status", before.status != after.status),
+        ("title", before.title != after.title),
+        ("text", before.text != after.text),
+        ("tags", before.tags != after.tags),
+        ("meta", before.meta != after.meta),
+    ] {
+        if differs {
+            out.push(field);
+        }
+    }
+    out
+}
+
+/// The newest `want` versions of node `id` in a view below `upper` (every source's own
+/// versions up to its cutoff: what the view saw the node become), newest first.
+pub fn node_versions(
+    conn: &Connection,
+    ws: &str,
+    sources: &[(String, i64)],
+    doc: &str,
+    id: &str,
+    upper: i64,
+    want: i64,
+) -> Result<Vec<NodeVersion>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {NODE_COLUMNS} FROM graph_nodes WHERE workspace = ?1 AND branch = ?2 AND doc = ?3
+           AND id = ?4 AND seq <= ?5 ORDER BY seq DESC LIMIT ?6"
+    ))?;
+    let mut out: Vec<NodeVersion> = Vec::new();
+    for (b, c) in sources {
+        for n in stmt.query_map(
+            params![ws, b, doc, id, (*c).min(upper), want],
+            node_from_row,
+        )? {
+            out.push(NodeVersion {
+                branch: b.clone(),
+                node: n?,
+            });
+        }
+    }
+    out.sort_by_key(|v| std::cmp::Reverse(v.node.last_seq));
+    out.truncate(want as usize);
+    Ok(out)
+}
+
+impl Reasoning {
+    /// Every version of one node in a view (target, or branch and doc), newest first, a page
+    /// at a time: the node's history as that branch sees it, its bases' versions up to where
+    /// it forked included. A node with no version there is NOT_FOUND.
+    pub async fn graph_node_versions(&self, req: NodeVersionsRequest) -> Result<NodeVersions> {
+        let ws = refs::workspace(&req.workspace)?;
+        let id = key("id", &req.id)?;
+        let limit = crate::page::limit("limit", req.limit, 20, MAX_NODE_VERSIONS)?;
+        let cursor = crate::page::cursor(req.cursor)?;
+        self.store
+            .readers
+            .run(move |conn| {
+                let (at, sources) = Reasoning::graph_address(
+                    conn,
+                    &ws,
+                    &req,
+                    &Naming::graph("branchmind_graph_query"),
+                )?;
+                let upper = cursor.map_or(refs::ALL, |c| c - 1);
+                // One more than the page: the version before its oldest.
+                let mut rows = node_versions(conn, &ws, &sources, &at.doc, &id, upper, limit + 1)?;
+                if rows.is_empty() && cursor.is_none() {
+                    return Err(Error::not_found(format!(
+                        "node {id:?} has no version in {}/{} of workspace {ws:?}; \
+                         branchmind_graph_query lists the nodes there",
+                        at.branch, at.doc
+                    )));
+                }
+                let older = (rows.len() as i64 > limit).then(|| rows.remove(limit as usize));
+                rows.truncate(limit as usize);
+                let has_more = older.is_some();
+                let pagination = SeqPagination {
+                    cursor,
+                    next_cursor: if has_more {
+                        rows.last().map(|v| v.node.last_seq)
+                    } else {
+                        None
+                    },
+                    has_more,
+                    limit,
+                    count: rows.len() as i64,
+                };
+                Ok(NodeVersions {
+                    branch: at.branch,
+                    doc: at.doc,
+                    id,
+                    versions: rows,
+                    older,
+                    pagination,
+                })
+            })
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_names_the_fields_that_differ_and_a_tombstone_only_its_deletion() {
+        let mut a = node("n".into(), "hypothesis".into());
+        a.title = Some("Queue it".into());
+        let mut b = a.clone();
+        b.status = Some("done".into());
+        b.text = Some("because".into());
+        b.last_seq = 9;
+        assert_eq!(node_changes(&a, &b), ["status", "text"]);
+        assert!(node_changes(&a, &a).is_empty());
+        let mut gone = node("n".into(), String::new());
+        gone.deleted = true;
+        assert_eq!(node_changes(&b, &gone), ["deleted"]);
+        assert_eq!(node_changes(&gone, &a), ["deleted", "type", "title"]);
+    }
+}
