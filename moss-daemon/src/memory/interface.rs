@@ -1,7 +1,7 @@
 //! What the memory family offers the rest of the daemon (the cross-family reads), and the only
 //! path by which they reach it.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::Result;
 
@@ -171,4 +171,423 @@ pub fn near_hits(
         out.extend(hit.map(|h| (h, *n)));
     }
     Ok(out)
+
+/// A context with at most this many persistent memories is listed by reading all of them and
+/// sorting; a larger one by walking the workspace's newest memories, where it is then common.
+const SMALL_CONTEXT: i64 = 2000;
+/// Counts of a context's or a slot's memories stop here (shown as "more than").
+pub const COUNT_CAP: i64 = 1000;
+/// The most names one page of contexts or slots skips over (names that only session memories
+/// use), so a page's reads stay bounded.
+const NAME_SEEKS: i64 = 400;
+
+/// A page of memories, newest written first, and the cursor of the next (older) page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryPage {
+    pub items: Vec<moss_client::memory::Memory>,
+    /// Pass as `cursor` for the next page: memories written before it.
+    pub next_cursor: Option<i64>,
+}
+
+/// How many persistent memories a context or slot has, up to [`COUNT_CAP`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counted {
+    pub name: String,
+    pub count: i64,
+    /// More than `count` (which is then [`COUNT_CAP`]).
+    pub more: bool,
+}
+
+/// A slot, how many persistent memories occupy it, and the one that holds it: the heaviest,
+/// the newest stored on a tie (the first a recall of the slot alone lists before recency
+/// counts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slot {
+    pub slot: Counted,
+    pub holder: moss_client::memory::Memory,
+}
+
+/// A page of names (contexts, slots) in order, and the name the next page starts after.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamePage<T> {
+    pub items: Vec<T>,
+    pub next_after: Option<String>,
+}
+
+/// The newest persistent memories of workspace ?1 below sequence ?2, at most ?3 (one range of
+/// `memories_recent`).
+const LIST_ALL: &str = "FROM memories m
+     WHERE m.workspace = ?1 AND m.session = '' AND m.seq < ?2
+     ORDER BY m.seq DESC LIMIT ?3";
+/// The same, of a small context ?2 (below ?3, at most ?4): its rows read whole and sorted.
+const LIST_SMALL_CONTEXT: &str = "FROM memory_contexts c CROSS JOIN memories m ON m.rid = c.rid
+     WHERE c.workspace = ?1 AND c.context = ?2 AND c.session = '' AND m.seq < ?3
+     ORDER BY m.seq DESC LIMIT ?4";
+/// The same, of a large context: the newest memories, each checked with one seek.
+const LIST_LARGE_CONTEXT: &str = "FROM memories m INDEXED BY memories_recent
+     WHERE m.workspace = ?1 AND m.session = '' AND m.seq < ?3
+       AND EXISTS (SELECT 1 FROM memory_contexts c WHERE c.workspace = ?1
+         AND c.context = ?2 AND c.session = '' AND c.identity = m.identity)
+     ORDER BY m.seq DESC LIMIT ?4";
+/// A context's persistent memories, counted up to ?3.
+const COUNT_CONTEXT: &str = "SELECT COUNT(*) FROM (SELECT 1 FROM memory_contexts
+       WHERE workspace = ?1 AND context = ?2 AND session = '' LIMIT ?3)";
+/// The first context after ?2.
+const NEXT_CONTEXT: &str =
+    "SELECT context FROM memory_contexts WHERE workspace = ?1 AND context > ?2
+     ORDER BY context LIMIT 1";
+/// The first slot after ?2.
+const NEXT_SLOT: &str = "SELECT slot FROM memories INDEXED BY memories_slot
+     WHERE workspace = ?1 AND slot > ?2 ORDER BY slot LIMIT 1";
+/// A slot's persistent memories, counted up to ?3.
+const COUNT_SLOT: &str = "SELECT COUNT(*) FROM (SELECT 1 FROM memories INDEXED BY memories_slot
+       WHERE workspace = ?1 AND slot = ?2 AND session = '' LIMIT ?3)";
+/// A slot's holder. The slot index ends in the row id: heaviest, then the newest stored, in
+/// index order.
+const SLOT_HOLDER: &str = "FROM memories m INDEXED BY memories_slot
+     WHERE m.workspace = ?1 AND m.slot = ?2 AND m.session = ''
+     ORDER BY m.weight DESC, m.rid DESC LIMIT 1";
+
+fn capped(n: i64) -> (i64, bool) {
+    (n.min(COUNT_CAP), n > COUNT_CAP)
+}
+
+/// The persistent memories of workspace `ws`, newest written first, below sequence `cursor`,
+/// at most `limit`; with `context`, only those carrying it (normalized, as stored). Every
+/// read is bounded: a small context is read whole ([`SMALL_CONTEXT`] rows at most), a large
+/// one found along the workspace's newest memories, where it is common.
+pub fn list(
+    conn: &Connection,
+    ws: &str,
+    context: Option<&str>,
+    cursor: Option<i64>,
+    limit: i64,
+) -> Result<MemoryPage> {
+    use super::{MEMORY_COLUMNS, memory_from_row};
+    let upper = cursor.unwrap_or(i64::MAX);
+    let row = |r: &rusqlite::Row| Ok((memory_from_row(r)?, r.get::<_, i64>(13)?));
+    let rows: Vec<(moss_client::memory::Memory, i64)> = match context {
+        None => conn
+            .prepare_cached(&format!("SELECT {MEMORY_COLUMNS}, m.seq {LIST_ALL}"))?
+            .query_map(rusqlite::params![ws, upper, limit + 1], row)?
+            .collect::<rusqlite::Result<_>>()?,
+        Some(raw) => {
+            let c = super::norm_context(raw);
+            if c.is_empty() {
+                return Err(crate::error::Error::invalid_field(
+                    "context",
+                    "context must name a context (a path, a topic, a task id), got an empty one",
+                ));
+            }
+            let n: i64 = conn
+                .prepare_cached(COUNT_CONTEXT)?
+                .query_row(rusqlite::params![ws, c, SMALL_CONTEXT + 1], |r| r.get(0))?;
+            let tail = if n <= SMALL_CONTEXT {
+                LIST_SMALL_CONTEXT
+            } else {
+                LIST_LARGE_CONTEXT
+            };
+            let sql = format!("SELECT {MEMORY_COLUMNS}, m.seq {tail}");
+            conn.prepare_cached(&sql)?
+                .query_map(rusqlite::params![ws, c, upper, limit + 1], row)?
+                .collect::<rusqlite::Result<_>>()?
+        }
+    };
+    let more = rows.len() as i64 > limit;
+    let mut items = Vec::with_capacity(rows.len());
+    let mut last = None;
+    for (m, seq) in rows.into_iter().take(limit as usize) {
+        items.push(m);
+        last = Some(seq);
+    }
+    Ok(MemoryPage {
+        items,
+        next_cursor: if more { last } else { None },
+    })
+}
+
+/// The contexts of workspace `ws`'s persistent memories in order, after `after`, at most
+/// `limit`, each with its count (up to [`COUNT_CAP`]). One index seek per context: no read
+/// grows with the workspace. Memories without a context are not listed.
+pub fn contexts(
+    conn: &Connection,
+    ws: &str,
+    after: Option<&str>,
+    limit: i64,
+) -> Result<NamePage<Counted>> {
+    let mut next = conn.prepare_cached(NEXT_CONTEXT)?;
+    let mut count = conn.prepare_cached(COUNT_CONTEXT)?;
+    let mut at = after.unwrap_or("").to_string();
+    let mut items = Vec::new();
+    for _ in 0..NAME_SEEKS {
+        let Some(c) = next
+            .query_row(rusqlite::params![ws, at], |r| r.get::<_, String>(0))
+            .optional()?
+        else {
+            return Ok(NamePage {
+                items,
+                next_after: None,
+            });
+        };
+        if items.len() as i64 == limit {
+            return Ok(NamePage {
+                items,
+                next_after: Some(at),
+            });
+        }
+        let n: i64 = count.query_row(rusqlite::params![ws, c, COUNT_CAP + 1], |r| r.get(0))?;
+        if n > 0 {
+            let (count, more) = capped(n);
+            items.push(Counted {
+                name: c.clone(),
+                count,
+                more,
+            });
+        }
+        at = c;
+    }
+    Ok(NamePage {
+        items,
+        next_after: Some(at),
+    })
+}
+
+/// The slots of workspace `ws`'s persistent memories in order, after `after`, at most `limit`,
+/// each with its count (up to [`COUNT_CAP`]) and its holder. A few index seeks per slot.
+pub fn slots(
+    conn: &Connection,
+    ws: &str,
+    after: Option<&str>,
+    limit: i64,
+) -> Result<NamePage<Slot>> {
+    use super::{MEMORY_COLUMNS, memory_from_row};
+    let mut next = conn.prepare_cached(NEXT_SLOT)?;
+    let mut count = conn.prepare_cached(COUNT_SLOT)?;
+    let mut holder = conn.prepare_cached(&format!("SELECT {MEMORY_COLUMNS} {SLOT_HOLDER}"))?;
+    let mut at = after.unwrap_or("").to_string();
+    let mut items = Vec::new();
+    for _ in 0..NAME_SEEKS {
+        let Some(s) = next
+            .query_row(rusqlite::params![ws, at], |r| r.get::<_, String>(0))
+            .optional()?
+        else {
+            return Ok(NamePage {
+                items,
+                next_after: None,
+            });
+        };
+        if items.len() as i64 == limit {
+            return Ok(NamePage {
+                items,
+                next_after: Some(at),
+            });
+        }
+        if let Some(m) = holder
+            .query_row(rusqlite::params![ws, s], memory_from_row)
+            .optional()?
+        {
+            let n: i64 = count.query_row(rusqlite::params![ws, s, COUNT_CAP + 1], |r| r.get(0))?;
+            let (count, more) = capped(n);
+            items.push(Slot {
+                slot: Counted {
+                    name: s.clone(),
+                    count,
+                    more,
+                },
+                holder: m,
+            });
+        }
+        at = s;
+    }
+    Ok(NamePage {
+        items,
+        next_after: Some(at),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::params;
+
+    /// A database with every family's tables.
+    fn db() -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::store::migrations::migrate(&mut conn, crate::schema::MIGRATIONS).unwrap();
+        conn
+    }
+
+    /// A persistent memory (or a session's) with `contexts` and `slot`, written at `seq`.
+    fn put(conn: &Connection, seq: i64, contexts: &[&str], slot: Option<&str>, weight: f64) {
+        put_in(conn, seq, contexts, slot, weight, "");
+    }
+
+    fn put_in(
+        conn: &Connection,
+        seq: i64,
+        contexts: &[&str],
+        slot: Option<&str>,
+        weight: f64,
+        session: &str,
+    ) {
+        let identity = seq.to_be_bytes().to_vec();
+        conn.execute(
+            "INSERT INTO memories(id, workspace, session, identity, content, contexts_json,
+               contexts_text, context_count, slot, weight, seq, created_at, updated_at)
+             VALUES (?1, 'w', ?2, ?3, ?4, ?5, '', ?6, ?7, ?8, ?9, ?9, ?9)",
+            params![
+                format!("mem_{seq}"),
+                session,
+                identity,
+                format!("memory {seq}"),
+                serde_json::to_string(contexts).unwrap(),
+                contexts.len() as i64,
+                slot,
+                weight,
+                seq
+            ],
+        )
+        .unwrap();
+        let rid = conn.last_insert_rowid();
+        let keys: Vec<&str> = if contexts.is_empty() {
+            vec![""]
+        } else {
+            contexts.to_vec()
+        };
+        for c in keys {
+            conn.execute(
+                "INSERT INTO memory_contexts(workspace, context, session, identity, rid, basename)
+                 VALUES ('w', ?1, ?2, ?3, ?4, ?1)",
+                params![c, session, identity, rid],
+            )
+            .unwrap();
+        }
+    }
+
+    fn ids(p: &MemoryPage) -> Vec<String> {
+        p.items.iter().map(|m| m.id.clone()).collect()
+    }
+
+    /// Walks every page of a context; returns the ids in order.
+    fn walk(conn: &Connection, context: Option<&str>, limit: i64) -> Vec<String> {
+        let (mut out, mut cursor) = (Vec::new(), None);
+        loop {
+            let p = list(conn, "w", context, cursor, limit).unwrap();
+            assert!(p.items.len() as i64 <= limit);
+            out.extend(ids(&p));
+            match p.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return out,
+            }
+        }
+    }
+
+    #[test]
+    fn a_context_lists_its_memories_newest_first_small_or_large() {
+        let conn = db();
+        // Every third memory carries "big" (more than SMALL_CONTEXT of them), one in 500 "rare";
+        // session memories are never listed.
+        let n = SMALL_CONTEXT * 3 + 30;
+        for seq in 1..=n {
+            let mut c = vec!["topic"];
+            if seq % 3 == 0 {
+                c.push("big");
+            }
+            if seq % 500 == 0 {
+                c.push("rare");
+            }
+            put(&conn, seq, &c, None, 1.0);
+        }
+        put_in(&conn, n + 1, &["rare"], None, 1.0, "s1");
+        let want = |m: i64| -> Vec<String> {
+            (1..=n)
+                .rev()
+                .filter(|s| s % m == 0)
+                .map(|s| format!("mem_{s}"))
+                .collect()
+        };
+        assert_eq!(walk(&conn, Some("RARE"), 5), want(500));
+        let big = walk(&conn, Some("big"), 700);
+        assert_eq!(big.len() as i64, n / 3);
+        assert_eq!(big, want(3));
+        let first = list(&conn, "w", None, None, 3).unwrap();
+        assert_eq!(ids(&first), want(1)[..3]);
+        let e = list(&conn, "w", Some(" / "), None, 3).unwrap_err();
+        assert_eq!(e.0.details["field"], "context");
+    }
+
+    #[test]
+    fn contexts_and_slots_page_by_name_with_capped_counts_and_holders() {
+        let conn = db();
+        for seq in 1..=(COUNT_CAP + 5) {
+            put(&conn, seq, &["a.rs"], None, 1.0);
+        }
+        let s = COUNT_CAP + 5;
+        put(&conn, s + 1, &["b.rs"], Some("rules"), 1.0);
+        put(&conn, s + 2, &["c.rs"], Some("rules"), 3.0);
+        put(&conn, s + 3, &["d.rs"], Some("rules"), 3.0);
+        put(&conn, s + 4, &[], Some("style"), 1.0);
+        // Only a session's: neither its context nor its slot is listed.
+        put_in(&conn, s + 5, &["e.rs"], Some("temp"), 9.0, "s1");
+        put_in(&conn, s + 6, &["d.rs"], Some("rules"), 9.0, "s1");
+
+        let p = contexts(&conn, "w", None, 2).unwrap();
+        let got: Vec<(&str, i64, bool)> = p
+            .items
+            .iter()
+            .map(|c| (c.name.as_str(), c.count, c.more))
+            .collect();
+        assert_eq!(got, [("a.rs", COUNT_CAP, true), ("b.rs", 1, false)]);
+        let p = contexts(&conn, "w", p.next_after.as_deref(), 2).unwrap();
+        let names: Vec<&str> = p.items.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["c.rs", "d.rs"]);
+        let p = contexts(&conn, "w", p.next_after.as_deref(), 2).unwrap();
+        assert!(p.items.is_empty() && p.next_after.is_none(), "{p:?}");
+
+        let p = slots(&conn, "w", None, 1).unwrap();
+        assert_eq!(p.items.len(), 1);
+        let rules = &p.items[0];
+        assert_eq!((rules.slot.name.as_str(), rules.slot.count), ("rules", 3));
+        // The heaviest holds it; of two as heavy, the newest stored.
+        assert_eq!(rules.holder.id, format!("mem_{}", s + 3));
+        let p = slots(&conn, "w", p.next_after.as_deref(), 1).unwrap();
+        assert_eq!(p.items[0].slot.name, "style");
+        let p = slots(&conn, "w", p.next_after.as_deref(), 1).unwrap();
+        assert!(p.items.is_empty() && p.next_after.is_none(), "{p:?}");
+    }
+
+    /// No read of a page scans a table: each is an index range or seek.
+    #[test]
+    fn every_read_of_a_page_uses_an_index() {
+        let conn = db();
+        // A small context is sorted whole: at most SMALL_CONTEXT rows.
+        let plans = [
+            (format!("SELECT m.seq {LIST_ALL}"), false),
+            (format!("SELECT m.seq {LIST_SMALL_CONTEXT}"), true),
+            (format!("SELECT m.seq {LIST_LARGE_CONTEXT}"), false),
+            (COUNT_CONTEXT.to_string(), false),
+            (NEXT_CONTEXT.to_string(), false),
+            (NEXT_SLOT.to_string(), false),
+            (COUNT_SLOT.to_string(), false),
+            (format!("SELECT m.id {SLOT_HOLDER}"), false),
+        ];
+        for (sql, sorts) in plans {
+            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let nulls = vec![rusqlite::types::Null; stmt.parameter_count()];
+            let plan: Vec<String> = stmt
+                .query_map(rusqlite::params_from_iter(nulls), |r| r.get::<_, String>(3))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            let plan = plan.join("; ");
+            assert!(
+                (sorts || !plan.contains("TEMP B-TREE"))
+                    && plan
+                        .split("; ")
+                        .filter(|s| s.starts_with("SCAN"))
+                        .all(|s| s.contains("INDEX") || s.starts_with("SCAN (subquery")),
+                "{sql}: {plan}"
+            );
+        }
+    }
 }

@@ -348,6 +348,27 @@ impl Memories {
         Ok(MemorySourcesResponse { sources })
     }
 
+    /// The sources that ran for workspace `ws` since the daemon started, for every project
+    /// root and for none, the latest run first, at most `limit`: each with its last run, what
+    /// it stored and its error.
+    pub fn source_runs(&self, ws: &str, limit: usize) -> Vec<SourceStatus> {
+        let state = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        let from: Key = (ws.to_string(), String::new(), String::new());
+        let mut out: Vec<SourceStatus> = state
+            .statuses
+            .range(from..)
+            .take_while(|(k, _)| k.0 == ws)
+            .map(|(_, s)| s.clone())
+            .collect();
+        out.sort_by(|a, b| {
+            b.last_run_at
+                .cmp(&a.last_run_at)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        out.truncate(limit);
+        out
+    }
+
     /// `memory_sources_run`: runs the sources (or the one named) and reports each.
     pub async fn sources_run(&self, req: MemorySourcesRunRequest) -> Result<MemorySourcesResponse> {
         let ws = workspace(req.workspace.as_deref())?;
