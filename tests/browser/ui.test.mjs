@@ -133,6 +133,12 @@ before(async () => {
   await card('h1', 'hypothesis', 'A queue absorbs PSP outages', ['q1']);
   await card('e1', 'evidence', 'PSP was down 40 min last month', ['h1']);
   await card('d1', 'decision', 'Queue refunds', ['h1']);
+  // A second version of one card: the hypothesis gets a status.
+  await rest('/reasoning/graph/apply', {
+    workspace: WS,
+    target: seeded.task,
+    ops: [{ op: 'node_upsert', id: 'h1', type: 'hypothesis', title: 'A queue absorbs PSP outages', status: 'accepted' }],
+  });
 
   const memory = async (content) =>
     (await rest('/memories', { workspace: WS, content, context: seeded.task })).memory.id;
@@ -244,6 +250,21 @@ step('4. draws the task graph with as many nodes as branchmind_graph_query', asy
   for (const label of await page.locator('svg.graph g.edge text').all()) {
     assert.equal(await label.isVisible(), true, `the edge label ${await label.textContent()} is drawn`);
   }
+});
+
+step("4b. opens a node's versions from its box in the graph", async () => {
+  const graph = page.url();
+  await page.locator('svg.graph a:has(g.node[data-id="h1"])').click();
+  await page.waitForURL(/\/graph\/node\?.*id=h1/);
+  const rows = page.locator('table.versions tbody tr');
+  await rows.first().waitFor();
+  assert.equal(await rows.count(), 2, 'the card and its status change');
+  const newest = await rows.first().innerText();
+  assert.match(newest, /accepted/, newest);
+  assert.match(newest, /status/, `what the newest version changed: ${newest}`);
+  assert.match(await rows.last().innerText(), /created/);
+  await shot('04b-node-versions');
+  await page.goto(graph);
 });
 
 step('5. recalls on the memories page with every factor of the score', async () => {

@@ -546,6 +546,16 @@ pub struct TextDiff {
     pub diffs: Option<std::collections::BTreeMap<String, String>>,
 }
 
+/// A unified diff of two texts, line by line with two lines of context (`--- a`, `+++ b`).
+pub fn unified_diff(a: &str, b: &str) -> String {
+    let (x, y) = (format!("{a}\n"), format!("{b}\n"));
+    similar::TextDiff::from_lines(&x, &y)
+        .unified_diff()
+        .context_radius(2)
+        .header("a", "b")
+        .to_string()
+}
+
 /// Compares two texts section by section.
 pub fn diff_texts(a: &str, b: &str, include_diff: bool) -> TextDiff {
     let (sa, sb) = (sections_of(a), sections_of(b));
@@ -588,13 +598,7 @@ pub fn diff_texts(a: &str, b: &str, include_diff: bool) -> TextDiff {
             SectionState::RemovedContent => summary.removed_sections += 1,
         }
         if include_diff && state == SectionState::Modified {
-            let (x, y) = (format!("{x}\n"), format!("{y}\n"));
-            let text = similar::TextDiff::from_lines(&x, &y)
-                .unified_diff()
-                .context_radius(2)
-                .header("a", "b")
-                .to_string();
-            diffs.insert(title.clone(), text);
+            diffs.insert(title.clone(), unified_diff(&x, &y));
         }
         states.insert(title.clone(), state);
     }

@@ -15,7 +15,7 @@ use moss_client::reasoning::{
 };
 use serde::Deserialize;
 
-use super::pages::{crumbs, seg};
+use super::pages::{crumbs, seg, when_ms};
 use super::{Viewer, page, problem};
 use crate::app::AppState;
 
@@ -82,8 +82,13 @@ fn clip(s: &str, n: usize) -> String {
     }
 }
 
-/// The SVG of `nodes` and the `edges` between them.
-pub fn svg(nodes: &[GraphNode], edges: &[GraphEdge]) -> Markup {
+/// The SVG of `nodes` and the `edges` between them; each node links to `href(node)` (its
+/// versions).
+pub fn svg(
+    nodes: &[GraphNode],
+    edges: &[GraphEdge],
+    href: impl Fn(&GraphNode) -> String,
+) -> Markup {
     let layer = layers(nodes, edges);
     let mut rows: HashMap<usize, i64> = HashMap::new();
     let mut at: HashMap<&str, (i64, i64)> = HashMap::new();
@@ -113,6 +118,7 @@ pub fn svg(nodes: &[GraphNode], edges: &[GraphEdge]) -> Markup {
             }
             @for n in nodes {
                 @if let Some(&(x, y)) = at.get(n.id.as_str()) {
+                    a href=(href(n)) {
                     g.node data-id=(n.id) data-type=(n.node_type) {
                         title { (n.id) ": " (n.title.clone().unwrap_or_default()) }
                         rect x=(x) y=(y) width=(NODE_W) height=(NODE_H) rx="6" fill=(colour(&n.node_type))
@@ -120,6 +126,7 @@ pub fn svg(nodes: &[GraphNode], edges: &[GraphEdge]) -> Markup {
                             opacity=(if matches!(n.status.as_deref(), Some("done" | "closed" | "rejected")) { "0.6" } else { "1" }) {}
                         text x=(x + 8) y=(y + 16) font-size="10" fill="#5b6661" { (n.node_type) @if let Some(s) = &n.status { " · " (s) } }
                         text x=(x + 8) y=(y + 33) font-size="12" fill="#1d2321" { (clip(&n.title.clone().unwrap_or_else(|| n.id.clone()), 24)) }
+                    }
                     }
                 }
             }
@@ -192,6 +199,7 @@ pub async fn graph(
         }
         s
     };
+    let versions = |n: &GraphNode| format!("/ui/w/{}/graph/node{here}id={}", seg(&ws), seg(&n.id));
     page(
         StatusCode::OK,
         &format!("{ws}: graph"),
@@ -205,7 +213,20 @@ pub async fn graph(
                 button type="submit" { "Show" }
             }
             p.meta { (g.nodes.len()) " nodes, " (g.edges.len()) " edges on this page" @if g.pagination.has_more { " (older nodes on the next page)" } }
-            @if g.nodes.is_empty() { p { "No node." } } @else { div.graph { (svg(&g.nodes, &g.edges)) } }
+            @if g.nodes.is_empty() { p { "No node." } } @else {
+                div.graph { (svg(&g.nodes, &g.edges, versions)) }
+                details.nodes {
+                    summary { "The nodes on this page, each with its versions" }
+                    ul.nodes {
+                        @for n in &g.nodes {
+                            li {
+                                a href=(versions(n)) { (n.title.clone().unwrap_or_else(|| n.id.clone())) }
+                                " " span.meta { code { (n.id) } " · " (n.node_type) @if let Some(st) = &n.status { " · " (st) } }
+                            }
+                        }
+                    }
+                }
+            }
             @if let Some(next) = g.pagination.next_cursor {
                 p.pages { a href={ (here) "cursor=" (next) } { "Older nodes" } }
             }
@@ -231,6 +252,154 @@ pub async fn graph(
                         @if b.current { " " span.badge { "checked out" } }
                     }
                 }
+            }
+        },
+    )
+}
+
+/// Versions of a node a page shows.
+const VERSIONS: i64 = 20;
+/// Lines of one text diff shown; the rest is counted.
+const DIFF_LINES: usize = 200;
+
+#[derive(Deserialize, Default)]
+pub struct NodeQuery {
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    target: Option<String>,
+    #[serde(default)]
+    branch: Option<String>,
+    #[serde(default)]
+    doc: Option<String>,
+    #[serde(default)]
+    cursor: Option<i64>,
+}
+
+/// A value of a node field as the versions table shows it.
+fn field_value(n: &GraphNode, field: &str) -> String {
+    match field {
+        "type" => n.node_type.clone(),
+        "status" => n.status.clone().unwrap_or_default(),
+        "title" => n.title.clone().unwrap_or_default(),
+        "tags" => n.tags.join(", "),
+        "meta" => n.meta.as_ref().map(|m| m.to_string()).unwrap_or_default(),
+        "deleted" => if n.deleted { "deleted" } else { "live" }.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// What `after` changed from `before`: each field's old and new value, the text as a unified
+/// diff (at most [`DIFF_LINES`] lines).
+fn changes(before: Option<&GraphNode>, after: &GraphNode, first: bool) -> Markup {
+    let Some(before) = before else {
+        return html! { @if first { span.badge { "created" } } };
+    };
+    let fields = crate::reasoning::graph::versions::node_changes(before, after);
+    html! {
+        @if fields.is_empty() { span.meta { "no change" } }
+        @for f in &fields {
+            @if *f == "text" {
+                @let diff = crate::capsule::history::unified_diff(
+                    before.text.as_deref().unwrap_or_default(),
+                    after.text.as_deref().unwrap_or_default(),
+                );
+                @let lines = diff.lines().count();
+                div.change {
+                    strong { "text" }
+                    (super::pages::diff_block(&diff.lines().take(DIFF_LINES).collect::<Vec<_>>().join("\n")))
+                    @if lines > DIFF_LINES { span.meta { (lines - DIFF_LINES) " more lines" } }
+                }
+            } @else {
+                div.change {
+                    strong { (f) } " "
+                    del { (clip(&field_value(before, f), 120)) } " → " ins { (clip(&field_value(after, f), 120)) }
+                }
+            }
+        }
+    }
+}
+
+/// `/ui/w/{ws}/graph/node?id=…` (with the graph's `target`, or `branch` and `doc`): every
+/// version of one node in that view, newest first, a page at a time, each with what it changed.
+pub async fn node(
+    _v: Viewer,
+    State(app): State<AppState>,
+    Path(ws): Path<String>,
+    Query(q): Query<NodeQuery>,
+) -> Response {
+    let given = |v: &Option<String>| v.clone().filter(|s| !s.trim().is_empty());
+    let (target, branch, doc) = (given(&q.target), given(&q.branch), given(&q.doc));
+    let (branch, doc) = if target.is_none() && branch.is_none() && doc.is_none() {
+        (Some("main".to_string()), Some("graph".to_string()))
+    } else {
+        (branch, doc)
+    };
+    let req = crate::reasoning::graph::versions::NodeVersionsRequest {
+        workspace: ws.clone(),
+        target: target.clone(),
+        branch: branch.clone(),
+        doc: doc.clone(),
+        id: q.id.clone(),
+        limit: Some(VERSIONS),
+        cursor: q.cursor,
+    };
+    let h = match app.reasoning.graph_node_versions(req).await {
+        Ok(h) => h,
+        Err(e) => return problem(e),
+    };
+    let view = {
+        let mut s = String::new();
+        if let Some(t) = &target {
+            s.push_str(&format!("target={}&", seg(t)));
+        }
+        if let Some(b) = &branch {
+            s.push_str(&format!("branch={}&", seg(b)));
+        }
+        if let Some(d) = &doc {
+            s.push_str(&format!("doc={}&", seg(d)));
+        }
+        s
+    };
+    let back = format!("/ui/w/{}/graph?{}", seg(&ws), view.trim_end_matches('&'));
+    let title = h
+        .versions
+        .iter()
+        .find(|v| !v.node.deleted)
+        .and_then(|v| v.node.title.clone())
+        .unwrap_or_else(|| h.id.clone());
+    let last = h.versions.len().saturating_sub(1);
+    page(
+        StatusCode::OK,
+        &format!("{ws}: node {}", h.id),
+        html! {
+            (crumbs(&ws, "graph"))
+            h1 { "Versions of " code { (h.id) } " " (title) }
+            p.meta { "In " code { (h.branch) " / " (h.doc) } ", newest first; a branch's view includes its bases' versions up to where it forked. " a href=(back) { "Back to the graph" } }
+            table.versions {
+                thead { tr { th { "seq" } th { "written" } th { "branch" } th { "type" } th { "status" } th { "title and text" } th { "what changed" } } }
+                tbody {
+                    @for (i, v) in h.versions.iter().enumerate() {
+                        @let before = if i < last { h.versions.get(i + 1) } else { h.older.as_ref() };
+                        tr.deleted[v.node.deleted] data-seq=(v.node.last_seq) {
+                            td.num { (v.node.last_seq) }
+                            td { (when_ms(v.node.last_ts_ms)) }
+                            td { (v.branch) }
+                            td { (v.node.node_type) }
+                            td { (v.node.status.clone().unwrap_or_default()) }
+                            td {
+                                @if v.node.deleted { em { "deleted" } } @else {
+                                    strong { (v.node.title.clone().unwrap_or_default()) }
+                                    @if let Some(t) = &v.node.text { p.snippet { (clip(t, 300)) } }
+                                }
+                            }
+                            td { (changes(before.map(|b| &b.node), &v.node, !h.pagination.has_more && i == last)) }
+                        }
+                    }
+                }
+            }
+            @if let Some(next) = h.pagination.next_cursor {
+                p.pages { a href={ "/ui/w/" (seg(&ws)) "/graph/node?" (view) "id=" (seg(&h.id)) "&cursor=" (next) } { "Older versions" } }
             }
         },
     )
@@ -299,7 +468,11 @@ mod tests {
         assert_eq!((l["a"], l["b"], l["c"]), (0, 1, 2));
         let l = layers(&nodes, &[edge("a", "b"), edge("b", "a")]);
         assert!(l["a"] < 3 && l["b"] < 3, "{l:?}");
-        let drawn = svg(&nodes, &[edge("a", "b")]).into_string();
+        let drawn = svg(&nodes, &[edge("a", "b")], |n| format!("/v?id={}", n.id)).into_string();
         assert_eq!(drawn.matches("<g class=\"node\"").count(), 3, "{drawn}");
+        assert!(
+            drawn.contains("<a href=\"/v?id=b\"><g class=\"node\" data-id=\"b\""),
+            "{drawn}"
+        );
     }
 }

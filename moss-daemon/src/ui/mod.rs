@@ -55,6 +55,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/w/{ws}/tasks", get(tasks::list))
         .route("/ui/w/{ws}/tasks/{id}", get(tasks::task))
         .route("/ui/w/{ws}/graph", get(graph::graph))
+        .route("/ui/w/{ws}/graph/node", get(graph::node))
         .route("/ui/w/{ws}/graph/resolve", post(graph::resolve))
         .route("/ui/w/{ws}/memories", get(memories::memories))
         .route(

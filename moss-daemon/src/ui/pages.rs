@@ -409,6 +409,16 @@ pub async fn capsule(
     )
 }
 
+/// A unified diff, its added lines marked `add` and its removed ones `del`.
+pub fn diff_block(text: &str) -> Markup {
+    html! {
+        pre.diff { @for line in text.lines() {
+            @if line.starts_with('+') { span.add { (line) } } @else if line.starts_with('-') { span.del { (line) } } @else { (line) }
+            "\n"
+        } }
+    }
+}
+
 #[derive(Deserialize)]
 pub struct DiffQuery {
     version: i64,
@@ -456,10 +466,7 @@ pub async fn diff(
                 @let st = d.sections.get(name);
                 h2 { (name) " " span.badge { (st.map(state).unwrap_or("")) } }
                 @if let Some(text) = d.diffs.as_ref().and_then(|m| m.get(name)) {
-                    pre.diff { @for line in text.lines() {
-                        @if line.starts_with('+') { span.add { (line) } } @else if line.starts_with('-') { span.del { (line) } } @else { (line) }
-                        "\n"
-                    } }
+                    (diff_block(text))
                 }
             }
         },

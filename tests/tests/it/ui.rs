@@ -417,3 +417,162 @@ async fn a_version_diff_and_a_conflict_resolved_from_the_graph_page() {
         .await);
     assert_eq!(q["nodes"][0]["title"], "theirs", "{q}");
 }
+
+/// The rows of the first `<table class="{class}">` of a page.
+fn table<'a>(html: &'a str, class: &str) -> &'a str {
+    let at = html
+        .find(&format!("<table class=\"{class}\""))
+        .unwrap_or_else(|| panic!("no table {class}: {html}"));
+    let rest = &html[at..];
+    &rest[..rest.find("</table>").unwrap()]
+}
+
+/// A node's versions: linked from the SVG and from the list under it, every version on the
+/// branch with what it changed (the text as a diff), its bases' versions up to the fork on a
+/// branch's view, paged, and a hostile title shown as text.
+#[tokio::test]
+async fn a_node_opens_its_versions_with_what_each_changed() {
+    let d = TestDaemon::start().await;
+    let ok = |v: (u16, serde_json::Value)| {
+        assert_eq!(v.0, 200, "{}", v.1);
+        v.1
+    };
+    let apply = |branch: &str, op: serde_json::Value| json!({"workspace": "shop", "branch": branch, "doc": "graph", "ops": [op]});
+    let hostile = "<script>alert('node')</script> Queue it";
+    for op in [
+        json!({"op": "node_upsert", "id": "h1", "type": "hypothesis", "title": hostile,
+            "text": "line one"}),
+        json!({"op": "node_upsert", "id": "h1", "type": "hypothesis", "title": hostile,
+            "status": "done", "text": "line one\nline two"}),
+    ] {
+        ok(
+            d.call("POST", "/reasoning/graph/apply", Some(apply("main", op)))
+                .await,
+        );
+    }
+    ok(d.call(
+        "POST",
+        "/reasoning/branch/create",
+        Some(json!({"workspace": "shop", "name": "what-if", "from": "main"})),
+    )
+    .await);
+    ok(d.call(
+        "POST",
+        "/reasoning/graph/apply",
+        Some(apply(
+            "what-if",
+            json!({"op": "node_upsert", "id": "h1", "type": "decision", "title": "Decided"}),
+        )),
+    )
+    .await);
+    // After the fork: main's own, which the branch never saw.
+    ok(d.call(
+        "POST",
+        "/reasoning/graph/apply",
+        Some(apply("main", json!({"op": "node_delete", "id": "h1"}))),
+    )
+    .await);
+    for i in 0..25 {
+        ok(d.call(
+            "POST",
+            "/reasoning/graph/apply",
+            Some(apply(
+                "what-if",
+                json!({"op": "node_upsert", "id": "busy", "type": "question", "title": format!("v{i}")}),
+            )),
+        )
+        .await);
+    }
+    let cookie = sign_in(&d).await;
+
+    let (s, graph) = get(&d, &cookie, "/ui/w/shop/graph?branch=what-if&doc=graph").await;
+    assert_eq!(s, 200, "{graph}");
+    let link = "/ui/w/shop/graph/node?branch=what-if&amp;doc=graph&amp;id=h1";
+    assert!(
+        graph.contains(&format!("<a href=\"{link}\"><g class=\"node\"")),
+        "the SVG node links to its versions: {graph}"
+    );
+    assert!(
+        graph.contains(&format!("<li><a href=\"{link}\">")),
+        "{graph}"
+    );
+
+    let (s, page) = get(&d, &cookie, &link.replace("&amp;", "&")).await;
+    assert_eq!(s, 200, "{page}");
+    let rows = table(&page, "versions");
+    // The branch's own version, then main's two from before the fork; not main's deletion.
+    assert_eq!(rows.matches("data-seq=").count(), 3, "{rows}");
+    assert!(!rows.contains("<em>deleted</em>"), "{rows}");
+    let branches: Vec<&str> = rows
+        .split("<tr")
+        .skip(2)
+        .map(|r| {
+            if r.contains("<td>what-if</td>") {
+                "what-if"
+            } else {
+                "main"
+            }
+        })
+        .collect();
+    assert_eq!(branches, ["what-if", "main", "main"], "{rows}");
+    for text in [
+        "Decided",
+        "<strong>type</strong> <del>hypothesis</del> → <ins>decision</ins>",
+        "<strong>status</strong> <del></del> → <ins>done</ins>",
+        "<span class=\"add\">+line two</span>",
+        "created",
+    ] {
+        assert!(rows.contains(text), "{text}: {rows}");
+    }
+    assert!(
+        !page.contains("<script>alert"),
+        "a stored title is shown, not run: {page}"
+    );
+    assert!(page.contains("&lt;script&gt;alert"), "{page}");
+
+    // On main, the deletion is the newest version.
+    let (s, page) = get(
+        &d,
+        &cookie,
+        "/ui/w/shop/graph/node?branch=main&doc=graph&id=h1",
+    )
+    .await;
+    assert_eq!(s, 200, "{page}");
+    let rows = table(&page, "versions");
+    assert_eq!(rows.matches("data-seq=").count(), 3, "{rows}");
+    assert!(rows.contains("<em>deleted</em>"), "{rows}");
+
+    // Paged: the oldest version of the first page is told against the first of the next.
+    let busy = "/ui/w/shop/graph/node?branch=what-if&doc=graph&id=busy";
+    let (s, first) = get(&d, &cookie, busy).await;
+    assert_eq!(s, 200, "{first}");
+    let rows = table(&first, "versions");
+    assert_eq!(rows.matches("data-seq=").count(), 20, "{rows}");
+    assert!(!rows.contains("created"), "{rows}");
+    assert!(rows.contains("<del>v4</del> → <ins>v5</ins>"), "{rows}");
+    let older = first
+        .split("href=\"")
+        .find(|s| s.contains("cursor="))
+        .and_then(|s| s.split('"').next())
+        .expect("an older page")
+        .replace("&amp;", "&");
+    let (s, second) = get(&d, &cookie, &older).await;
+    assert_eq!(s, 200, "{second}");
+    let rows = table(&second, "versions");
+    assert_eq!(rows.matches("data-seq=").count(), 5, "{rows}");
+    assert!(
+        rows.contains("created") && rows.contains("<ins>v4</ins>"),
+        "{rows}"
+    );
+    assert!(!second.contains("Older versions"), "{second}");
+
+    // A node the view does not have says so.
+    let (s, missing) = get(
+        &d,
+        &cookie,
+        "/ui/w/shop/graph/node?branch=main&doc=graph&id=nope",
+    )
+    .await;
+    assert_eq!(s, 404, "{missing}");
+    assert!(missing.contains("branchmind_graph_query"), "{missing}");
+}
