@@ -144,6 +144,10 @@ before(async () => {
     (await rest('/memories', { workspace: WS, content, context: seeded.task })).memory.id;
   seeded.keep = await memory('Refunds need an idempotency key');
   seeded.forget = await memory('Refunds to expired cards go back by bank transfer');
+  seeded.other = (
+    await rest('/memories', { workspace: WS, content: 'Card numbers are never logged', context: 'src/payments.rs' })
+  ).memory.id;
+  await rest('/memories', { workspace: WS, content: 'Emails use the plain template', context: 'src/emails.rs', slot: 'style' });
 
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -273,11 +277,11 @@ step('5. recalls on the memories page with every factor of the score', async () 
   await page.locator('form.filters input[name="q"]').fill('refunds');
   await page.locator('form.filters button[type="submit"]').click();
   await page.waitForURL(/\/memories\?q=refunds/);
-  const headers = await page.locator('table thead th').allInnerTexts();
+  const headers = await page.locator('table.recall thead th').allInnerTexts();
   for (const factor of ['score', 'relevance', 'weight', 'recency', 'specificity']) {
     assert.ok(headers.includes(factor), `${factor} in ${headers}`);
   }
-  const rows = page.locator('table tbody tr');
+  const rows = page.locator('table.recall tbody tr');
   assert.equal(await rows.count(), 2);
   for (const row of await rows.all()) {
     const factors = (await row.locator('td.num').allInnerTexts()).map(Number);
@@ -288,7 +292,7 @@ step('5. recalls on the memories page with every factor of the score', async () 
 });
 
 step('6. forgets one memory after seeing exactly what goes', async () => {
-  const row = page.locator('table tbody tr', { hasText: 'bank transfer' });
+  const row = page.locator('table.recall tbody tr', { hasText: 'bank transfer' });
   await row.locator('a', { hasText: 'Forget' }).click();
   await page.waitForURL(/\/memories\/forget\?id=/);
   assert.equal(new URL(page.url()).searchParams.get('id'), seeded.forget);
@@ -307,6 +311,27 @@ step('6. forgets one memory after seeing exactly what goes', async () => {
   await shot('06-forgotten');
   assert.equal(await memoryExists(seeded.forget), false, 'the forgotten memory is gone');
   assert.equal(await memoryExists(seeded.keep), true, 'the other memory stays');
+});
+
+step('6b. filters the memories by a context from the list of contexts', async () => {
+  await page.goto(`${ADDR}/ui/w/${WS}/memories`);
+  const all = page.locator('table.memories tbody tr');
+  await all.first().waitFor();
+  assert.equal(await all.count(), 3, 'the kept memory and the other contexts\'');
+  const slot = await page.locator('table.slots tbody tr').allInnerTexts();
+  assert.equal(slot.length, 1, slot.join('\n'));
+  assert.match(slot[0], /style\s+1\s+Emails use the plain template/, slot[0]);
+  const context = seeded.task.toLowerCase();
+  const row = page.locator('table.contexts tbody tr', { has: page.locator('a', { hasText: context }) });
+  assert.equal(await row.locator('td.num').innerText(), '1');
+  await row.locator('a').click();
+  await page.waitForURL(`${ADDR}/ui/w/${WS}/memories?ctx=${encodeURIComponent(context)}`);
+  await page.locator('h2', { hasText: 'In context' }).waitFor();
+  const rows = await page.locator('table.memories tbody tr').allInnerTexts();
+  assert.equal(rows.length, 1, rows.join('\n'));
+  assert.match(rows[0], /idempotency key/);
+  assert.ok(!rows.join('\n').includes('Card numbers'), rows.join('\n'));
+  await shot('06b-memories-by-context');
 });
 
 step('7. a stored <script> and javascript: links stay inert', async () => {

@@ -1,20 +1,29 @@
-//! The associative memory's pages: the newest memories, a recall box that shows each factor
-//! of the score, a forget that shows exactly what it removes before it does, and the sources.
+//! The associative memory's pages: the memories newest first (all, or of one context), the
+//! contexts with their counts, the slots with the memory holding each, a recall box that shows
+//! each factor of the score, a forget that shows exactly what it removes before it does, and
+//! the sources with their last run and error. Every list is a bounded page.
 
 use axum::extract::{Form, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use maud::html;
-use moss_client::memory::{MemoryForgetRequest, MemoryRecallRequest, MemorySourcesRequest};
+use moss_client::memory::{
+    MemoryForgetRequest, MemoryRecallRequest, MemorySourcesRequest, SourceStatus,
+};
 use serde::Deserialize;
 
 use super::pages::{crumbs, seg, when};
 use super::{Viewer, page, problem};
 use crate::app::AppState;
+use crate::memory::interface;
 use crate::ui::session::Sessions;
 
-/// Memories listed when no recall is asked.
-const NEWEST: i64 = 50;
+/// Memories per page of the list.
+const PAGE: i64 = 50;
+/// Contexts, and slots, per page.
+const NAMES: i64 = 50;
+/// Source runs listed.
+const SOURCES: usize = 50;
 
 #[derive(Deserialize, Default)]
 pub struct RecallQuery {
@@ -24,9 +33,32 @@ pub struct RecallQuery {
     context: String,
     #[serde(default)]
     slot: String,
+    /// The list's context filter (browsing, not a recall).
+    #[serde(default)]
+    ctx: String,
+    /// The list's page: memories written before this sequence.
+    #[serde(default)]
+    cursor: Option<i64>,
+    /// The contexts' page: contexts after this one.
+    #[serde(default)]
+    contexts_after: String,
+    /// The slots' page: slots after this one.
+    #[serde(default)]
+    slots_after: String,
 }
 
-/// `/ui/w/{ws}/memories`: the newest memories, or a recall with `explain`.
+/// A count up to [`interface::COUNT_CAP`], `1000+` past it.
+fn count(c: &interface::Counted) -> String {
+    if c.more {
+        format!("{}+", c.count)
+    } else {
+        c.count.to_string()
+    }
+}
+
+/// `/ui/w/{ws}/memories`: a recall with `explain`, or the memories newest first (all, or of one
+/// context); the workspace's contexts with their counts, its slots with their holders, and the
+/// sources with their last run and error.
 pub async fn memories(
     _v: Viewer,
     State(app): State<AppState>,
@@ -52,21 +84,41 @@ pub async fn memories(
     } else {
         None
     };
-    let w = ws.clone();
-    let newest = if asked {
-        Vec::new()
-    } else {
-        match app
-            .store
-            .readers
-            .run(move |conn| crate::memory::interface::recent(conn, &w, NEWEST))
-            .await
-        {
-            Ok(n) => n,
-            Err(e) => return problem(e),
-        }
+    let norm = match crate::memory::workspace(Some(&ws)) {
+        Ok(w) => w,
+        Err(e) => return problem(e),
     };
-    let sources = app
+    let filter = given(&q.ctx);
+    let (list_ctx, cursor) = (filter.clone(), q.cursor);
+    let (contexts_after, slots_after) = (given(&q.contexts_after), given(&q.slots_after));
+    let skip_list = asked;
+    let read = app
+        .store
+        .readers
+        .run(move |conn| {
+            let list = if skip_list {
+                None
+            } else {
+                Some(interface::list(
+                    conn,
+                    &norm,
+                    list_ctx.as_deref(),
+                    cursor,
+                    PAGE,
+                )?)
+            };
+            let contexts = interface::contexts(conn, &norm, contexts_after.as_deref(), NAMES)?;
+            let slots = interface::slots(conn, &norm, slots_after.as_deref(), NAMES)?;
+            Ok((list, contexts, slots))
+        })
+        .await;
+    let (list, contexts, slots) = match read {
+        Ok(r) => r,
+        Err(e) => return problem(e),
+    };
+    let runs = app.memories.source_runs(&ws, SOURCES);
+    // The sources of every workspace that have not run for this one yet.
+    let never: Vec<SourceStatus> = app
         .memories
         .sources(MemorySourcesRequest {
             workspace: Some(ws.clone()),
@@ -74,8 +126,35 @@ pub async fn memories(
         })
         .await
         .map(|s| s.sources)
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| s.last_run_at.is_none())
+        .collect();
+    let base = format!("/ui/w/{}/memories", seg(&ws));
+    // This page's address with one of its browsing parameters changed.
+    let here =
+        |ctx: Option<&str>, cursor: Option<i64>, cafter: Option<&str>, safter: Option<&str>| {
+            let mut parts = Vec::new();
+            if let Some(c) = ctx {
+                parts.push(format!("ctx={}", seg(c)));
+            }
+            if let Some(c) = cursor {
+                parts.push(format!("cursor={c}"));
+            }
+            if let Some(a) = cafter {
+                parts.push(format!("contexts_after={}", seg(a)));
+            }
+            if let Some(a) = safter {
+                parts.push(format!("slots_after={}", seg(a)));
+            }
+            if parts.is_empty() {
+                base.clone()
+            } else {
+                format!("{base}?{}", parts.join("&"))
+            }
+        };
     let forget = |id: &str| format!("/ui/w/{}/memories/forget?id={}", seg(&ws), seg(id));
+    let ctx = filter.as_deref();
     page(
         StatusCode::OK,
         &format!("{ws}: memories"),
@@ -91,7 +170,7 @@ pub async fn memories(
             @if let Some(r) = &recalled {
                 @if let Some(hint) = &r.hint { p.hint { (hint) } }
                 @if let Some(reason) = &r.reason { p.hint { (reason) } }
-                table {
+                table.recall {
                     thead { tr { th { "memory" } th { "contexts" } th { "slot" } th { "score" } th { "relevance" } th { "weight" } th { "recency" } th { "specificity" } th {} } }
                     tbody {
                         @for m in &r.items {
@@ -111,37 +190,92 @@ pub async fn memories(
                         }
                     }
                 }
-            } @else {
-                h2 { "Newest" }
-                @if newest.is_empty() { p { "No memory in this workspace." } }
-                table {
-                    thead { tr { th { "memory" } th { "slot" } th { "updated" } th {} } }
+            }
+            @if let Some(list) = &list {
+                @if let Some(c) = ctx {
+                    h2 { "In context " code { (c) } }
+                    p { a href=(here(None, None, None, None)) { "All memories" } }
+                } @else {
+                    h2 { "Newest" }
+                }
+                @if list.items.is_empty() { p { "No memory here." } }
+                table.memories {
+                    thead { tr { th { "memory" } th { "contexts" } th { "slot" } th { "weight" } th { "updated" } th {} } }
                     tbody {
-                        @for (_, m) in &newest {
+                        @for m in &list.items {
                             tr {
-                                td { (m.text.clone().unwrap_or_default()) }
-                                td { (m.open.arguments.get("slot").and_then(|s| s.as_str()).unwrap_or_default()) }
-                                td { (m.updated_at.clone().unwrap_or_default()) }
+                                td { (m.content) }
+                                td { (m.contexts.join(", ")) }
+                                td { (m.slot.clone().unwrap_or_default()) }
+                                td.num { (format!("{:.2}", m.weight)) }
+                                td { (when(m.updated_at)) }
                                 td { a href=(forget(&m.id)) { "Forget…" } }
                             }
                         }
                     }
                 }
+                p.pages {
+                    @if cursor.is_some() { a href=(here(ctx, None, None, None)) { "Newest" } " " }
+                    @if let Some(next) = list.next_cursor { a href=(here(ctx, Some(next), None, None)) { "Older" } }
+                }
+            }
+            h2 { "Contexts" }
+            @if contexts.items.is_empty() { p { "No context has a memory." } }
+            @else {
+                table.contexts {
+                    thead { tr { th { "context" } th { "memories" } } }
+                    tbody {
+                        @for c in &contexts.items {
+                            tr.here[ctx.is_some_and(|x| crate::memory::norm_context(x) == c.name)] {
+                                td { a href=(here(Some(&c.name), None, None, None)) { (c.name) } }
+                                td.num { (count(c)) }
+                            }
+                        }
+                    }
+                }
+            }
+            p.pages {
+                @if given(&q.contexts_after).is_some() { a href=(here(ctx, None, None, None)) { "First contexts" } " " }
+                @if let Some(next) = &contexts.next_after { a href=(here(ctx, None, Some(next), None)) { "More contexts" } }
+            }
+            h2 { "Slots" }
+            @if slots.items.is_empty() { p { "No memory occupies a slot." } }
+            @else {
+                table.slots {
+                    thead { tr { th { "slot" } th { "memories" } th { "held by" } th { "weight" } th { "updated" } } }
+                    tbody {
+                        @for s in &slots.items {
+                            tr {
+                                td { a href={ (base) "?slot=" (seg(&s.slot.name)) } { (s.slot.name) } }
+                                td.num { (count(&s.slot)) }
+                                td { (s.holder.content) }
+                                td.num { (format!("{:.2}", s.holder.weight)) }
+                                td { (when(s.holder.updated_at)) }
+                            }
+                        }
+                    }
+                }
+            }
+            p.pages {
+                @if given(&q.slots_after).is_some() { a href=(here(ctx, None, None, None)) { "First slots" } " " }
+                @if let Some(next) = &slots.next_after { a href=(here(ctx, None, None, Some(next))) { "More slots" } }
             }
             h2 { "Sources" }
-            @if sources.is_empty() { p { "No Lua source has run for this workspace." } }
-            table {
-                @if !sources.is_empty() {
-                    thead { tr { th { "source" } th { "status" } th { "last run" } th { "memories" } th { "error" } } }
-                }
-                tbody {
-                    @for s in &sources {
-                        tr {
-                            td { (s.name) }
-                            td { (s.status) }
-                            td { (s.last_run_at.map(when).unwrap_or_default()) }
-                            td.num { (s.items) }
-                            td.error { (s.error.clone().unwrap_or_default()) }
+            @if runs.is_empty() && never.is_empty() { p { "No Lua source is installed or has run for this workspace." } }
+            @else {
+                table.sources {
+                    thead { tr { th { "source" } th { "project" } th { "status" } th { "last run" } th { "took" } th { "memories" } th { "error" } } }
+                    tbody {
+                        @for s in runs.iter().chain(never.iter()) {
+                            tr {
+                                td { (s.name) }
+                                td { (s.root.clone().unwrap_or_default()) }
+                                td { (s.status) }
+                                td { (s.last_run_at.map(when).unwrap_or_else(|| "never".into())) }
+                                td.num { (s.duration_ms.map(|d| format!("{d} ms")).unwrap_or_default()) }
+                                td.num { (s.items) }
+                                td.error { (s.error.clone().unwrap_or_default()) }
+                            }
                         }
                     }
                 }

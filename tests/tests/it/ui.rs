@@ -576,3 +576,133 @@ async fn a_node_opens_its_versions_with_what_each_changed() {
     assert_eq!(s, 404, "{missing}");
     assert!(missing.contains("branchmind_graph_query"), "{missing}");
 }
+
+/// The memories page browses by context (each context a link filtering the list, paged) and
+/// by slot (each with the memory holding it), escapes stored text, and lists the sources that
+/// ran with their last run and error.
+#[tokio::test]
+async fn memories_by_context_and_slot_with_the_sources_last_runs() {
+    let d = TestDaemon::start().await;
+    let ok = |v: (u16, serde_json::Value)| {
+        assert_eq!(v.0, 200, "{}", v.1);
+        v.1
+    };
+    let store = |body: serde_json::Value| d.call("POST", "/memories", Some(body));
+    for i in 0..55 {
+        ok(store(
+            json!({"workspace": "shop", "content": format!("Refund rule {i}"),
+            "context": "TASK-001"}),
+        )
+        .await);
+    }
+    ok(store(
+        json!({"workspace": "shop", "content": "Auth tokens rotate hourly",
+        "context": "src/auth.py", "slot": "rules", "weight": 2.0}),
+    )
+    .await);
+    ok(store(json!({"workspace": "shop", "content": "Lighter rule",
+        "context": "src/auth.py", "slot": "rules"}))
+    .await);
+    ok(store(json!({"workspace": "shop",
+        "content": "<img src=x onerror=alert(1)> tabs, not spaces",
+        "context": "<b>fmt</b>", "slot": "style"}))
+    .await);
+    // Sources of every workspace, one failing, and a project's, failing too.
+    std::fs::create_dir_all(d.home_path().join("sources")).unwrap();
+    std::fs::write(
+        d.home_path().join("sources/broken.lua"),
+        "store('first', {})\nlocal x = nil\nx.field = 1\n",
+    )
+    .unwrap();
+    ok(d.call(
+        "POST",
+        "/memories/sources/run",
+        Some(json!({"workspace": "shop"})),
+    )
+    .await);
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".moss/sources")).unwrap();
+    std::fs::write(
+        project.path().join(".moss/sources/proj.lua"),
+        "error('no such table')\n",
+    )
+    .unwrap();
+    let root = project.path().canonicalize().unwrap().display().to_string();
+    ok(d.call(
+        "POST",
+        "/memories/sources/run",
+        Some(json!({"workspace": "shop", "root": root})),
+    )
+    .await);
+    let cookie = sign_in(&d).await;
+
+    let (s, page) = get(&d, &cookie, "/ui/w/shop/memories").await;
+    assert_eq!(s, 200, "{page}");
+    let contexts = table(&page, "contexts");
+    assert!(
+        contexts.contains("<a href=\"/ui/w/shop/memories?ctx=task-001\">task-001</a>"),
+        "{contexts}"
+    );
+    assert!(contexts.contains("<td class=\"num\">55</td>"), "{contexts}");
+    assert!(contexts.contains("&lt;b&gt;fmt&lt;/b&gt;"), "{contexts}");
+    assert!(!page.contains("<b>fmt"), "{page}");
+    let slots = table(&page, "slots");
+    let rules = slots
+        .split("<tr")
+        .find(|r| r.contains(">rules<"))
+        .expect("the rules slot");
+    assert!(
+        rules.contains("Auth tokens rotate hourly"),
+        "the heaviest holds it: {rules}"
+    );
+    assert!(
+        rules.contains("<td class=\"num\">2</td>"),
+        "two memories: {rules}"
+    );
+    assert!(
+        slots.contains("&lt;img src=x onerror=alert(1)&gt; tabs"),
+        "{slots}"
+    );
+    assert!(!page.contains("<img"), "{page}");
+    let newest = table(&page, "memories");
+    assert_eq!(
+        newest.matches("<tr>").count() - 1,
+        50,
+        "a page of 50: {newest}"
+    );
+
+    // One context: its memories only, newest first, paged.
+    let (s, ctx) = get(&d, &cookie, "/ui/w/shop/memories?ctx=task-001").await;
+    assert_eq!(s, 200, "{ctx}");
+    let rows = table(&ctx, "memories");
+    assert_eq!(rows.matches("Refund rule").count(), 50, "{rows}");
+    assert!(!rows.contains("Auth tokens"), "{rows}");
+    assert!(rows.find("Refund rule 54").unwrap() < rows.find("Refund rule 53").unwrap());
+    let older = ctx
+        .split("href=\"")
+        .find(|s| s.starts_with("/ui/w/shop/memories?ctx=task-001&amp;cursor="))
+        .and_then(|s| s.split('"').next())
+        .expect("an older page")
+        .replace("&amp;", "&");
+    let (s, rest) = get(&d, &cookie, &older).await;
+    assert_eq!(s, 200, "{rest}");
+    let rows = table(&rest, "memories");
+    assert_eq!(rows.matches("Refund rule").count(), 5, "{rows}");
+    assert!(rows.contains("Refund rule 0<"), "{rows}");
+
+    // Every source that ran, with its last run and error; the project's with its root.
+    let sources = table(&page, "sources");
+    for (name, error) in [
+        ("broken.lua", "broken.lua:3"),
+        ("proj.lua", "no such table"),
+    ] {
+        let row = sources
+            .split("<tr>")
+            .find(|r| r.contains(&format!("<td>{name}</td>")))
+            .unwrap_or_else(|| panic!("{name}: {sources}"));
+        assert!(row.contains("<td>error</td>"), "{row}");
+        assert!(row.contains(error), "{row}");
+        assert!(row.contains(" UTC</td>") && !row.contains("never"), "{row}");
+    }
+    assert!(sources.contains(&root), "{sources}");
+}
