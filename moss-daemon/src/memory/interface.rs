@@ -175,8 +175,12 @@ pub fn near_hits(
 /// A context with at most this many persistent memories is listed by reading all of them and
 /// sorting; a larger one by walking the workspace's newest memories, where it is then common.
 const SMALL_CONTEXT: i64 = 2000;
-/// Counts of a context's or a slot's memories stop here (shown as "more than").
+/// Counts of a context's memories stop here (shown as "more than"): one range of the context
+/// key, which holds the session too.
 pub const COUNT_CAP: i64 = 1000;
+/// Counts of a slot's memories stop here: the slot index has no session, so each one counted
+/// is a row read.
+pub const SLOT_COUNT_CAP: i64 = 100;
 /// The most names one page of contexts or slots skips over (names that only session memories
 /// use), so a page's reads stay bounded.
 const NAME_SEEKS: i64 = 400;
@@ -189,12 +193,12 @@ pub struct MemoryPage {
     pub next_cursor: Option<i64>,
 }
 
-/// How many persistent memories a context or slot has, up to [`COUNT_CAP`].
+/// How many persistent memories a context or slot has, up to a cap.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counted {
     pub name: String,
     pub count: i64,
-    /// More than `count` (which is then [`COUNT_CAP`]).
+    /// More than `count` (which is then the cap).
     pub more: bool,
 }
 
@@ -248,8 +252,8 @@ const SLOT_HOLDER: &str = "FROM memories m INDEXED BY memories_slot
      WHERE m.workspace = ?1 AND m.slot = ?2 AND m.session = ''
      ORDER BY m.weight DESC, m.rid DESC LIMIT 1";
 
-fn capped(n: i64) -> (i64, bool) {
-    (n.min(COUNT_CAP), n > COUNT_CAP)
+fn capped(n: i64, cap: i64) -> (i64, bool) {
+    (n.min(cap), n > cap)
 }
 
 /// The persistent memories of workspace `ws`, newest written first, below sequence `cursor`,
@@ -337,7 +341,7 @@ pub fn contexts(
         }
         let n: i64 = count.query_row(rusqlite::params![ws, c, COUNT_CAP + 1], |r| r.get(0))?;
         if n > 0 {
-            let (count, more) = capped(n);
+            let (count, more) = capped(n, COUNT_CAP);
             items.push(Counted {
                 name: c.clone(),
                 count,
@@ -353,7 +357,7 @@ pub fn contexts(
 }
 
 /// The slots of workspace `ws`'s persistent memories in order, after `after`, at most `limit`,
-/// each with its count (up to [`COUNT_CAP`]) and its holder. A few index seeks per slot.
+/// each with its count (up to [`SLOT_COUNT_CAP`]) and its holder. A few index seeks per slot.
 pub fn slots(
     conn: &Connection,
     ws: &str,
@@ -386,8 +390,9 @@ pub fn slots(
             .query_row(rusqlite::params![ws, s], memory_from_row)
             .optional()?
         {
-            let n: i64 = count.query_row(rusqlite::params![ws, s, COUNT_CAP + 1], |r| r.get(0))?;
-            let (count, more) = capped(n);
+            let n: i64 =
+                count.query_row(rusqlite::params![ws, s, SLOT_COUNT_CAP + 1], |r| r.get(0))?;
+            let (count, more) = capped(n, SLOT_COUNT_CAP);
             items.push(Slot {
                 slot: Counted {
                     name: s.clone(),
@@ -527,6 +532,9 @@ mod tests {
         put(&conn, s + 2, &["c.rs"], Some("rules"), 3.0);
         put(&conn, s + 3, &["d.rs"], Some("rules"), 3.0);
         put(&conn, s + 4, &[], Some("style"), 1.0);
+        for seq in (s + 10)..(s + 12 + SLOT_COUNT_CAP) {
+            put(&conn, seq, &["z.rs"], Some("zz"), 1.0);
+        }
         // Only a session's: neither its context nor its slot is listed.
         put_in(&conn, s + 5, &["e.rs"], Some("temp"), 9.0, "s1");
         put_in(&conn, s + 6, &["d.rs"], Some("rules"), 9.0, "s1");
@@ -542,7 +550,9 @@ mod tests {
         let names: Vec<&str> = p.items.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["c.rs", "d.rs"]);
         let p = contexts(&conn, "w", p.next_after.as_deref(), 2).unwrap();
-        assert!(p.items.is_empty() && p.next_after.is_none(), "{p:?}");
+        let names: Vec<&str> = p.items.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["z.rs"]);
+        assert!(p.next_after.is_none(), "{p:?}");
 
         let p = slots(&conn, "w", None, 1).unwrap();
         assert_eq!(p.items.len(), 1);
@@ -553,7 +563,13 @@ mod tests {
         let p = slots(&conn, "w", p.next_after.as_deref(), 1).unwrap();
         assert_eq!(p.items[0].slot.name, "style");
         let p = slots(&conn, "w", p.next_after.as_deref(), 1).unwrap();
-        assert!(p.items.is_empty() && p.next_after.is_none(), "{p:?}");
+        let zz = &p.items[0].slot;
+        assert_eq!(
+            (zz.name.as_str(), zz.count, zz.more),
+            ("zz", SLOT_COUNT_CAP, true)
+        );
+        // The session's slot was passed over; nothing is left.
+        assert_eq!((p.items.len(), p.next_after.as_deref()), (1, None));
     }
 
     /// No read of a page scans a table: each is an index range or seek.

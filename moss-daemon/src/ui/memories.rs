@@ -47,7 +47,7 @@ pub struct RecallQuery {
     slots_after: String,
 }
 
-/// A count up to [`interface::COUNT_CAP`], `1000+` past it.
+/// A count, `1000+` past its cap.
 fn count(c: &interface::Counted) -> String {
     if c.more {
         format!("{}+", c.count)
