@@ -71,6 +71,17 @@ def main():
     }
     if task:
         pages["task"] = f"/ui/w/{q(tasks)}/tasks/{task}"
+    # A node's versions and one context's memories: the first links of their pages.
+    _, graph = get(f"/ui/w/{q(reasoning)}/graph?branch=main&doc=graph")
+    node = graph.split(f'href="/ui/w/{q(reasoning)}/graph/node?', 1)
+    if len(node) > 1:
+        pages["graph node versions"] = (f"/ui/w/{q(reasoning)}/graph/node?"
+                                        + node[1].split('"', 1)[0].replace("&amp;", "&"))
+    _, memories = get(f"/ui/w/{q(mems)}/memories")
+    ctx = memories.split(f'href="/ui/w/{q(mems)}/memories?ctx=', 1)
+    if len(ctx) > 1:
+        first = ctx[1].split('"', 1)[0]
+        pages["memories (one context)"] = f"/ui/w/{q(mems)}/memories?ctx={first}"
     times = {name: [] for name in pages}
     for _ in range(a.rounds):
         for name, path in pages.items():
