@@ -171,6 +171,7 @@ pub fn near_hits(
         out.extend(hit.map(|h| (h, *n)));
     }
     Ok(out)
+}
 
 /// A context with at most this many persistent memories is listed by reading all of them and
 /// sorting; a larger one by walking the workspace's newest memories, where it is then common.
