@@ -148,22 +148,45 @@ impl Render for CapsulePage {
 impl Render for SearchPage {
     fn table(&self) -> String {
         let mut t = new_table();
-        set_header(
-            &mut t,
-            ["id", "workspace", "name", "title", "score", "snippet"],
-        );
+        let explained = self.items.iter().any(|h| h.explain.is_some());
+        let mut header = vec!["id", "workspace", "name", "title", "score"];
+        if explained {
+            header.push("ranks");
+        }
+        header.push("snippet");
+        set_header(&mut t, header);
         for h in &self.items {
-            t.add_row(vec![
+            let mut row = vec![
                 h.id.clone(),
                 h.workspace.clone(),
                 h.name.clone().unwrap_or_default(),
                 h.title.clone().unwrap_or_default(),
                 format!("{:.3}", h.score),
-                plain_snippet(&h.snippet),
-            ]);
+            ];
+            if explained {
+                row.push(h.explain.as_ref().map(ranks).unwrap_or_default());
+            }
+            row.push(plain_snippet(&h.snippet));
+            t.add_row(row);
         }
-        format!("{t}\n{}", page_footer(self.items.len(), &self.pagination))
+        format!(
+            "{t}\n{}\nranked by {}",
+            page_footer(self.items.len(), &self.pagination),
+            self.mode
+        )
     }
+}
+
+/// A hit's ranks in each part: `keyword 2 · semantic 1 (0.41)`.
+fn ranks(e: &moss_client::search::HitExplain) -> String {
+    let mut parts = Vec::new();
+    if let Some(k) = &e.keyword {
+        parts.push(format!("keyword {}", k.rank));
+    }
+    if let Some(s) = &e.semantic {
+        parts.push(format!("semantic {} ({:.2})", s.rank, s.similarity));
+    }
+    parts.join(" · ")
 }
 
 impl Render for FetchManyResponse {
@@ -224,28 +247,27 @@ impl Render for moss_client::moss::WorkspacesResponse {
 impl Render for moss_client::moss::SearchResponse {
     fn table(&self) -> String {
         let mut t = new_table();
-        set_header(
-            &mut t,
-            [
-                "score",
-                "family",
-                "kind",
-                "id",
-                "workspace",
-                "title",
-                "snippet",
-            ],
-        );
+        let explained = self.items.iter().any(|h| h.explain.is_some());
+        let mut header = vec!["score", "family", "kind", "id", "workspace", "title"];
+        if explained {
+            header.push("ranks");
+        }
+        header.push("snippet");
+        set_header(&mut t, header);
         for h in &self.items {
-            t.add_row(vec![
+            let mut row = vec![
                 format!("{:.3}", h.score),
                 h.family.clone(),
                 h.kind.clone(),
                 h.id.clone(),
                 h.workspace.clone(),
                 h.title.clone(),
-                plain_snippet(&h.snippet),
-            ]);
+            ];
+            if explained {
+                row.push(h.explain.as_ref().map(ranks).unwrap_or_default());
+            }
+            row.push(plain_snippet(&h.snippet));
+            t.add_row(row);
         }
         let mut out = t.to_string();
         if let Some(next) = &self.pagination.next_cursor {
