@@ -225,7 +225,7 @@ crate::fields::wire_struct! {
         pub explain: Option<bool>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub session: Option<String>,
-        /// Default hybrid with an embedding model, else keyword.
+        /// Default hybrid with a model, else keyword.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub mode: Option<crate::search::SearchMode>,
         ..caps,

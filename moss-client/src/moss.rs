@@ -151,10 +151,10 @@ pub struct SearchRequest {
     /// Plain words, no FTS5 syntax.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safe_query: Option<bool>,
-    /// Default hybrid with an embedding model, else keyword.
+    /// Default hybrid with a model, else keyword.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<crate::search::SearchMode>,
-    /// Each hit's keyword and semantic ranks.
+    /// Show each part's rank.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<bool>,
 }

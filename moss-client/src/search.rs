@@ -11,9 +11,7 @@ use serde::{Deserialize, Serialize};
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
-/// How a search ranks: `keyword` (words only: the full-text index and its query syntax),
-/// `semantic` (meaning only: the items whose embeddings are nearest the query's) or `hybrid`
-/// (both, fused by reciprocal rank; the default when the daemon has a model).
+/// By words, by meaning, or both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema, utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]

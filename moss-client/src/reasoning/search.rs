@@ -25,10 +25,10 @@ crate::fields::wire_struct! {
         /// 1-50 (default 10).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
-        /// Default hybrid with an embedding model, else keyword.
+        /// Default hybrid with a model, else keyword.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub mode: Option<crate::search::SearchMode>,
-        /// Each hit's keyword and semantic ranks.
+        /// Show each part's rank.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub explain: Option<bool>,
         ..caps,

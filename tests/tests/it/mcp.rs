@@ -730,8 +730,9 @@ async fn tools_list_size(mcp: &mut McpSession) -> (usize, usize) {
 }
 
 /// The most bytes of compact JSON `tools/list` may take with every tool, and with `core`: every
-/// byte is the agent's context before it does anything.
-const FULL_LIST_MAX_BYTES: usize = 48_000;
+/// byte is the agent's context before it does anything. (49,000 since the four searches took
+/// `mode` and `explain`, about 700 bytes; the core list is unchanged.)
+const FULL_LIST_MAX_BYTES: usize = 49_000;
 const CORE_LIST_MAX_BYTES: usize = 16_000;
 
 #[tokio::test]
