@@ -376,6 +376,7 @@ mod tests {
             title: id.into(),
             snippet: String::new(),
             open: ("t", Value::Null),
+            explain: None,
         }
     }
 

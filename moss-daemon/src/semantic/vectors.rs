@@ -105,6 +105,10 @@ impl Vectors {
         self.rows.values().map(Vec::len).sum()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
     /// Items held.
     pub fn items(&self) -> usize {
         self.rows.len()
@@ -135,7 +139,7 @@ impl Vectors {
             return;
         }
         let space = self.space(workspace);
-        // Reuse a freed row where one is at hand (the last), else append.
+        // Appended; freed rows go when they outnumber the live ones (see `compact`).
         let row = self.docs.len();
         self.docs.push(doc);
         self.chunks.push(chunk.clamp(0, u16::MAX as i64) as u16);
