@@ -111,7 +111,8 @@ pub struct FamilyCounts {
 pub struct WorkspaceInfo {
     pub workspace: String,
     pub counts: FamilyCounts,
-    /// The last write in any family (RFC 3339), if any.
+    /// The last write in any family (RFC 3339), if any: the newest write of an item held
+    /// there; purging or forgetting an item does not move it back.
     pub last_activity: Option<String>,
 }
 

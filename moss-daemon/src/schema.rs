@@ -11,6 +11,7 @@ pub static MIGRATIONS: &[&[Migration]] = &[
     crate::reasoning::migrations::MIGRATIONS,
     crate::memory::migrations::MIGRATIONS,
     crate::tasks::migrations::MIGRATIONS,
+    crate::moss::migrations::MIGRATIONS,
 ];
 
 /// The options a store is opened with under `config`: every family's full-text sources and
@@ -436,5 +437,128 @@ mod tests {
         conn.execute("DELETE FROM task_steps WHERE step_id = 'STEP-0002'", [])
             .unwrap();
         assert!(hits(&conn, "\"deploy\"*").is_empty());
+    }
+
+    /// What `workspace_activity` should hold, grouped from the items themselves: workspace,
+    /// family, counted items, newest write (as `moss_workspaces` grouped them before the table).
+    fn activity_grouped(conn: &Connection) -> Vec<(String, String, i64, i64)> {
+        conn.prepare(
+            "SELECT workspace_norm, 'capsules', SUM(deleted_at IS NULL), MAX(updated_at) * 1000
+             FROM capsules GROUP BY workspace_norm
+             UNION ALL SELECT workspace, 'reasoning', COUNT(*), MAX(ts_ms)
+             FROM reasoning_entries GROUP BY workspace
+             UNION ALL SELECT workspace, 'tasks', COUNT(*), MAX(updated_at_ms)
+             FROM task_items GROUP BY workspace
+             UNION ALL SELECT workspace, 'memories', COUNT(*), MAX(updated_at) * 1000
+             FROM memories GROUP BY workspace
+             ORDER BY 1, 2",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+    }
+
+    fn activity_kept(conn: &Connection) -> Vec<(String, String, i64, i64)> {
+        conn.prepare(
+            "SELECT workspace, family, counted, last_ms FROM workspace_activity ORDER BY 1, 2",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+    }
+
+    /// The counts per workspace and family are filled from the rows a version 17 database
+    /// holds, and follow every insert, update, soft delete, restore, move and delete after.
+    #[test]
+    fn workspace_activity_is_backfilled_and_follows_every_write() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        up_to(&conn, 17);
+        let capsule = "INSERT INTO capsules(id, workspace_raw, workspace_norm, capsule_text,
+               capsule_chars, tokens_estimate, created_at, updated_at, seq, deleted_at)
+             VALUES (?1, ?2, ?2, 'text', 4, 1, 1, ?3, ?3, ?4)";
+        let entry = "INSERT INTO reasoning_entries(seq, workspace, branch, doc, ts_ms, kind)
+             VALUES (?1, ?2, 'main', 'notes', ?3, 'note')";
+        let task = "INSERT INTO task_items(workspace, id, kind, title, revision, seq,
+               created_at_ms, updated_at_ms) VALUES (?1, ?2, 'task', 'T', 1, 1, 1, ?3)";
+        let memory = "INSERT INTO memories(rid, id, workspace, session, identity, content,
+               contexts_json, contexts_text, context_count, weight, seq, created_at, updated_at)
+             VALUES (?1, ?1, ?2, ?3, randomblob(16), 'm', '[]', '', 0, 1.0, ?1, 1, ?4)";
+        let before: [(&str, &str, i64, Option<i64>); 3] = [
+            ("a", "w", 5, None),
+            ("b", "w", 9, Some(9)),
+            ("c", "v", 3, None),
+        ];
+        for (id, ws, at, deleted) in before {
+            conn.execute(capsule, rusqlite::params![id, ws, at, deleted])
+                .unwrap();
+        }
+        conn.execute(entry, rusqlite::params![1, "w", 7000])
+            .unwrap();
+        conn.execute(task, rusqlite::params!["v", "TASK-001", 8000])
+            .unwrap();
+        conn.execute(memory, rusqlite::params![1, "w", "", 4])
+            .unwrap();
+        conn.execute(memory, rusqlite::params![2, "w", "s", 6])
+            .unwrap();
+        assert_eq!(migrate(&mut conn, MIGRATIONS).unwrap(), version());
+        let grouped = activity_grouped(&conn);
+        assert_eq!(activity_kept(&conn), grouped);
+        assert!(grouped.contains(&("w".into(), "capsules".into(), 1, 9000)));
+
+        let steps = [
+            // Stored, updated, soft-deleted, restored, moved to another workspace.
+            "INSERT INTO capsules(id, workspace_raw, workspace_norm, capsule_text, capsule_chars,
+               tokens_estimate, created_at, updated_at, seq) VALUES ('d', 'w', 'w', 't', 1, 1,
+               1, 10, 10)",
+            "UPDATE capsules SET capsule_text = 'u', updated_at = 11 WHERE id = 'd'",
+            "UPDATE capsules SET deleted_at = 12, updated_at = 12 WHERE id = 'a'",
+            "UPDATE capsules SET deleted_at = NULL, updated_at = 13 WHERE id = 'b'",
+            "UPDATE capsules SET workspace_norm = 'x', workspace_raw = 'x' WHERE id = 'c'",
+            "INSERT INTO reasoning_entries(seq, workspace, branch, doc, ts_ms, kind)
+             VALUES (2, 'x', 'main', 'notes', 14000, 'note')",
+            "UPDATE task_items SET updated_at_ms = 15000, title = 'U' WHERE id = 'TASK-001'",
+            "INSERT INTO memories(rid, id, workspace, session, identity, content, contexts_json,
+               contexts_text, context_count, weight, seq, created_at, updated_at)
+             VALUES (3, '3', 'v', '', x'03', 'm', '[]', '', 0, 1.0, 3, 1, 16)",
+            "UPDATE memories SET weight = 2.0, updated_at = 17 WHERE rid = 1",
+            // Purged and forgotten: items older than the newest write of their workspace.
+            "DELETE FROM capsules WHERE id = 'a'",
+            "DELETE FROM memories WHERE rid = 2",
+        ];
+        for sql in steps {
+            conn.execute(sql, []).unwrap();
+            assert_eq!(activity_kept(&conn), activity_grouped(&conn), "after {sql}");
+        }
+        // The last item of a workspace's family takes its row; a purge of the newest item
+        // leaves the last activity where it was.
+        conn.execute("DELETE FROM capsules WHERE workspace_norm = 'x'", [])
+            .unwrap();
+        conn.execute("DELETE FROM memories WHERE rid = 1", [])
+            .unwrap();
+        let kept = activity_kept(&conn);
+        assert!(
+            !kept.iter().any(|r| r.0 == "x" && r.1 == "capsules"),
+            "{kept:?}"
+        );
+        assert!(
+            !kept.iter().any(|r| r.0 == "w" && r.1 == "memories"),
+            "{kept:?}"
+        );
+        conn.execute("DELETE FROM capsules WHERE id = 'b'", [])
+            .unwrap();
+        let w = |conn: &Connection| -> (i64, i64) {
+            conn.query_row(
+                "SELECT counted, last_ms FROM workspace_activity
+                 WHERE workspace = 'w' AND family = 'capsules'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+        };
+        assert_eq!(w(&conn), (1, 13_000), "d counts; b's write stays the last");
     }
 }

@@ -5,16 +5,6 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::Result;
 
-/// Per workspace: active capsules, and the last write (Unix milliseconds), deletes included.
-pub fn activity(conn: &Connection) -> Result<Vec<(String, i64, i64)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT workspace_norm, SUM(deleted_at IS NULL), MAX(updated_at) * 1000
-         FROM capsules GROUP BY workspace_norm",
-    )?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
 /// Active capsules of workspace `ws`, newest first, at most `limit`: those handed off for
 /// `task` (linked to it, or carrying it as run id) when one is given, else all. With
 /// the newest one's text when `first_text`.

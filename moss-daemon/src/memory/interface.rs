@@ -5,15 +5,6 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::Result;
 
-/// Per workspace: memories (every session's), and the last write (Unix milliseconds).
-pub fn activity(conn: &Connection) -> Result<Vec<(String, i64, i64)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT workspace, COUNT(*), MAX(updated_at) * 1000 FROM memories GROUP BY workspace",
-    )?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
 /// The memory index, which a search waits on to read its own writes.
 pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 

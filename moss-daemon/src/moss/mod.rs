@@ -5,6 +5,7 @@
 pub mod context;
 pub mod family;
 pub mod interface;
+pub mod migrations;
 pub mod search;
 
 use std::collections::BTreeMap;
@@ -137,27 +138,38 @@ pub fn changes(
         .collect())
 }
 
-/// `moss_workspaces`: every workspace any family holds something in, most recent first.
+/// `moss_workspaces`: every workspace any family holds something in, most recent first. It
+/// reads `workspace_activity` (see [`migrations`]), kept in the transactions that write the
+/// items: one row per workspace and family, however many items they hold.
 pub async fn workspaces(app: &App, _req: WorkspacesRequest) -> Result<WorkspacesResponse> {
     let counts = app
         .store
         .readers
         .run(|conn| {
             let mut by_ws: BTreeMap<String, (FamilyCounts, i64)> = BTreeMap::new();
-            type Slot = fn(&mut FamilyCounts) -> &mut i64;
-            type Rows = Vec<(String, i64, i64)>;
-            let families: [(Rows, Slot); 4] = [
-                (capsules::activity(conn)?, |c| &mut c.capsules),
-                (reasoning::activity(conn)?, |c| &mut c.reasoning),
-                (tasks::activity(conn)?, |c| &mut c.tasks),
-                (memories::activity(conn)?, |c| &mut c.memories),
-            ];
-            for (rows, slot) in families {
-                for (ws, count, last_ms) in rows {
-                    let entry = by_ws.entry(ws).or_default();
-                    *slot(&mut entry.0) += count;
-                    entry.1 = entry.1.max(last_ms);
-                }
+            let mut stmt = conn.prepare_cached(
+                "SELECT workspace, family, counted, last_ms FROM workspace_activity",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                ))
+            })?;
+            for row in rows {
+                let (ws, family, count, last_ms) = row?;
+                let entry = by_ws.entry(ws).or_default();
+                let slot = match family.as_str() {
+                    "capsules" => &mut entry.0.capsules,
+                    "reasoning" => &mut entry.0.reasoning,
+                    "tasks" => &mut entry.0.tasks,
+                    "memories" => &mut entry.0.memories,
+                    _ => continue,
+                };
+                *slot += count;
+                entry.1 = entry.1.max(last_ms);
             }
             Ok(by_ws)
         })

@@ -23,16 +23,6 @@ pub mod graph {
     pub use crate::reasoning::graph::{edge, node, upsert_edge_if_changed, upsert_node_if_changed};
 }
 
-/// Per workspace: entries on every branch (notes, trace, cards), and the last one's time
-/// (Unix milliseconds).
-pub fn activity(conn: &rusqlite::Connection) -> crate::error::Result<Vec<(String, i64, i64)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT workspace, COUNT(*), MAX(ts_ms) FROM reasoning_entries GROUP BY workspace",
-    )?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
 /// The reasoning index, which a search waits on to read its own writes.
 pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 

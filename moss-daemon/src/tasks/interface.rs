@@ -35,15 +35,6 @@ pub fn last_event(conn: &Connection, ws: &str) -> Result<Option<(i64, i64)>> {
         .optional()?)
 }
 
-/// Per workspace: plans and tasks, and the last change to one (Unix milliseconds).
-pub fn activity(conn: &Connection) -> Result<Vec<(String, i64, i64)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT workspace, COUNT(*), MAX(updated_at_ms) FROM task_items GROUP BY workspace",
-    )?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
 /// Plans, tasks and steps whose title or description holds words of `words` (whole words
 /// and their suffixes, case-insensitive: `tab` matches "Tabs"), in workspace `ws` (every
 /// workspace if `None`): the most words matched first, titles counting double, then the

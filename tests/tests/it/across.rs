@@ -318,6 +318,82 @@ async fn workspaces_list_every_family_s_counts() {
     );
 }
 
+/// The counts `moss_workspaces` gives follow every write, as they are kept with the items:
+/// store, update, soft delete, restore, purge, forget and import, down to a workspace that
+/// holds nothing and is no longer listed.
+#[tokio::test]
+async fn workspace_counts_follow_every_write() {
+    let d = TestDaemon::start().await;
+    let mut mcp = d.mcp().await;
+    let mut call = async |tool: &str, args: Value| {
+        let r = mcp.call_tool(tool, args).await;
+        assert_eq!(r["isError"], false, "{tool}: {r}");
+        r["structuredContent"].clone()
+    };
+    let counts = async || -> Option<(i64, i64)> {
+        let (s, v) = d.call("GET", "/workspaces", None).await;
+        assert_eq!(s, 200, "{v}");
+        let items = v["items"].as_array().unwrap();
+        let w = items.iter().find(|w| w["workspace"] == "tally")?;
+        Some((
+            w["counts"]["capsules"].as_i64().unwrap(),
+            w["counts"]["memories"].as_i64().unwrap(),
+        ))
+    };
+    let at = |name: &str| json!({"workspace": "tally", "name": name});
+    for name in ["a", "b"] {
+        call(
+            "capsule_store",
+            json!({"workspace": "tally", "name": name, "capsule_text": capsule_text(name)}),
+        )
+        .await;
+    }
+    assert_eq!(counts().await, Some((2, 0)), "stored");
+    let mut update = at("a");
+    update["title"] = json!("Renamed");
+    call("capsule_update", update).await;
+    assert_eq!(counts().await, Some((2, 0)), "updated");
+    call("capsule_delete", at("a")).await;
+    assert_eq!(counts().await, Some((1, 0)), "soft-deleted");
+    call("capsule_restore", at("a")).await;
+    assert_eq!(counts().await, Some((2, 0)), "restored");
+    call("capsule_delete", at("a")).await;
+    call("capsule_purge", json!({"workspace": "tally"})).await;
+    assert_eq!(counts().await, Some((1, 0)), "purged");
+    call(
+        "capsule_export",
+        json!({"workspace": "tally", "path": "tally.jsonl"}),
+    )
+    .await;
+    call("capsule_delete", at("b")).await;
+    assert_eq!(
+        counts().await,
+        Some((0, 0)),
+        "a soft-deleted capsule keeps it listed"
+    );
+    call("capsule_purge", json!({"workspace": "tally"})).await;
+    assert_eq!(counts().await, None, "nothing left");
+    call("capsule_import", json!({"path": "tally.jsonl"})).await;
+    assert_eq!(counts().await, Some((1, 0)), "imported");
+    let mut ids = Vec::new();
+    for content in ["first memory", "second memory"] {
+        let r = call(
+            "memory_store",
+            json!({"workspace": "tally", "content": content}),
+        )
+        .await;
+        ids.push(r["memory"]["id"].as_str().unwrap().to_string());
+    }
+    call(
+        "memory_store",
+        json!({"workspace": "tally", "content": "first memory"}),
+    )
+    .await;
+    assert_eq!(counts().await, Some((1, 2)), "stored twice is one memory");
+    call("memory_forget", json!({"workspace": "tally", "id": ids[0]})).await;
+    assert_eq!(counts().await, Some((1, 1)), "forgotten");
+}
+
 #[tokio::test]
 async fn a_capsule_handed_off_for_a_task_shows_in_its_trace_radar_and_list() {
     let d = TestDaemon::start().await;
