@@ -26,7 +26,7 @@ crate::op::ops! {
         ContextRequest => ContextResponse, context;
 
     /// One ranked search over every family; scores in 0..1 compare across families. FTS5
-    /// syntax, or safe_query for plain words.
+    /// syntax, or safe_query for plain words. A family ranks at most its 1,000 newest matches.
     MossSearch: moss_search, Get "/search",
         SearchRequest => SearchResponse, search;
 

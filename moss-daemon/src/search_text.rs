@@ -8,6 +8,14 @@ use crate::error::{Error, Result};
 
 /// Longest accepted query, in characters.
 pub const MAX_QUERY_CHARS: usize = 1000;
+/// Most matches of one full-text query a family ranks for `moss_search` or a recall: the
+/// newest that pass the read's filters (by rowid: the order the items were first written).
+/// Ranking reads every match it ranks (BM25, the row behind it), so a word found in most
+/// texts would cost a read of every text; with this cap it costs at most this many. A query
+/// matching fewer is ranked in full, the same as without it; one matching more is ranked
+/// among its newest matches only, and a more specific query reaches older ones. The
+/// descriptions of `moss_search` and `memory_recall` state the number.
+pub const RANKED_MATCHES: i64 = 1_000;
 /// Visible characters of a snippet, not counting markup and the ellipses, by default.
 pub const SNIPPET_CHARS: usize = 300;
 

@@ -8,8 +8,8 @@
 
 use moss_client::capsule::{Pagination, SearchHit, SearchPage, SearchRequest};
 use moss_client::search::SearchMode;
-use rusqlite::Connection;
 use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::query;
 use super::{Capsules, orchestration};
@@ -44,6 +44,17 @@ struct Shape {
 impl Capsules {
     /// `capsule_search`.
     pub async fn search(&self, req: SearchRequest) -> Result<SearchPage> {
+        self.search_within(req, None).await
+    }
+
+    /// `capsule_search` over the `newest` most recently created capsules that match and pass
+    /// the filters, when given: what `moss_search` ranks (see
+    /// [`crate::search_text::RANKED_MATCHES`]).
+    pub async fn search_newest(&self, req: SearchRequest, newest: i64) -> Result<SearchPage> {
+        self.search_within(req, Some(newest)).await
+    }
+
+    async fn search_within(&self, req: SearchRequest, newest: Option<i64>) -> Result<SearchPage> {
         let query = fts_query(&req.query, req.safe_query.unwrap_or(false))?;
         let snippet_tokens = req.snippet_tokens.unwrap_or(SNIPPET_TOKENS);
         if !(1..=SNIPPET_TOKENS_MAX).contains(&snippet_tokens) {
@@ -139,6 +150,10 @@ impl Capsules {
                 .store
                 .readers
                 .run(move |conn| {
+                    let mut f = f;
+                    if let Some(newest) = newest {
+                        newest_only(conn, &mut f, &query, newest)?;
+                    }
                     let (items, pagination) =
                         fused_search(conn, &f, &base, &query, shape, mode, &near, explain)?;
                     Ok(SearchPage {
@@ -153,6 +168,10 @@ impl Capsules {
         self.store
             .readers
             .run(move |conn| {
+                let mut f = f;
+                if let Some(newest) = newest {
+                    newest_only(conn, &mut f, &query, newest)?;
+                }
                 let (mut items, pagination) = run_search(conn, &f, &query, shape)?;
                 if explain {
                     for (i, h) in items.iter_mut().enumerate() {
@@ -168,6 +187,28 @@ impl Capsules {
             })
             .await
     }
+}
+
+/// Narrows `f` to the `newest` matches it lets through (the highest rowids): the rowid of the
+/// `newest`-th, found walking the index's matches newest first, which stops there.
+fn newest_only(conn: &Connection, f: &mut Filter, query: &str, newest: i64) -> Result<()> {
+    let sql = format!(
+        "SELECT f.rowid FROM fts.capsules_fts AS f CROSS JOIN capsules AS c ON c.rowid = f.rowid
+         {} ORDER BY f.rowid DESC LIMIT 1 OFFSET {}",
+        f.sql(),
+        newest - 1
+    );
+    let from: Option<i64> = conn
+        .prepare_cached(&sql)
+        .and_then(|mut s| {
+            s.query_row(rusqlite::params_from_iter(f.params().iter()), |r| r.get(0))
+                .optional()
+        })
+        .map_err(|e| query_error(e, query))?;
+    if let Some(from) = from {
+        f.add("f.rowid >= ?", from);
+    }
+    Ok(())
 }
 
 /// The explanation of a hit ranked by words alone.

@@ -9,19 +9,27 @@ use crate::error::Result;
 pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 
 /// Persistent memories matching the FTS5 `query` in workspace `ws` (every workspace if
-/// `None`), best first, at most `limit`.
+/// `None`), best first, at most `limit`, ranked among the newest
+/// [`crate::search_text::RANKED_MATCHES`].
 pub fn search_hits(
     conn: &Connection,
     query: &str,
     ws: Option<&str>,
     limit: i64,
 ) -> Result<Vec<crate::search_text::FamilyHit>> {
-    use crate::search_text::{FamilyHit, SNIPPET_CHARS, query_error, render_snippet};
+    use crate::search_text::{FamilyHit, RANKED_MATCHES as newest, SNIPPET_CHARS};
+    use crate::search_text::{query_error, render_snippet};
     let sql = "WITH hits AS MATERIALIZED (
            SELECT f.rowid AS rid, bm25(memories_fts, 1.0, 2.0, 1.0) AS rank
            FROM fts.memories_fts AS f CROSS JOIN memories AS m ON m.rid = f.rowid
            WHERE f.memories_fts MATCH ?1 AND (?2 IS NULL OR m.workspace = ?2)
              AND m.session = ''
+             AND f.rowid >= coalesce((
+               SELECT nf.rowid FROM fts.memories_fts AS nf
+               CROSS JOIN memories AS nm ON nm.rid = nf.rowid
+               WHERE nf.memories_fts MATCH ?1 AND (?2 IS NULL OR nm.workspace = ?2)
+                 AND nm.session = ''
+               ORDER BY nf.rowid DESC LIMIT 1 OFFSET ?4), 0)
            ORDER BY rank, m.seq DESC LIMIT ?3)
          SELECT m.id, m.workspace, m.content, m.slot,
            (SELECT snippet(memories_fts, 0, char(57344), char(57345), '…', 64)
@@ -30,7 +38,7 @@ pub fn search_hits(
          ORDER BY hits.rank, m.seq DESC";
     let run = || -> rusqlite::Result<Vec<FamilyHit>> {
         conn.prepare_cached(sql)?
-            .query_map(rusqlite::params![query, ws, limit], |r| {
+            .query_map(rusqlite::params![query, ws, limit, newest - 1], |r| {
                 let id: String = r.get(0)?;
                 let workspace: String = r.get(1)?;
                 let content: String = r.get(2)?;

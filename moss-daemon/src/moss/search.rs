@@ -1,8 +1,9 @@
 //! `moss_search`: one ranked list over every family.
 //!
 //! Each family ranks its own hits with its own search (capsules, reasoning entries and
-//! memories by their full-text index and BM25; plans, tasks and steps, which have no index,
-//! by the query words they hold). The lists are fused by **reciprocal rank fusion**: a hit at
+//! memories by their full-text index and BM25; plans, tasks and steps by the query words they
+//! hold), among at most its [`RANKED_MATCHES`] newest matches: a word found in every text
+//! costs as much as one found in a thousand. The lists are fused by **reciprocal rank fusion**: a hit at
 //! rank `r` (1-based) of its family scores `(K + 1) / (K + r)` with `K = 60`, so every family's
 //! best hit scores 1 and a hit's score falls slowly with its rank; ties go to the family
 //! listed first (capsule, reasoning, tasks, memory), then to the earlier rank. Scores are in
@@ -17,7 +18,9 @@ use crate::app::App;
 use crate::budget::{self, Caps, Fit, blank_budget};
 use crate::error::{Error, Result};
 use crate::memory::interface as memories;
-use crate::search_text::{FamilyHit, MAX_QUERY_CHARS, check_query_start, query_words};
+use crate::search_text::{
+    FamilyHit, MAX_QUERY_CHARS, RANKED_MATCHES, check_query_start, query_words,
+};
 use crate::{reasoning::interface as reasoning, tasks::interface as tasks};
 use moss_client::search::SearchMode;
 
@@ -138,22 +141,20 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         if !families.contains(&"capsule") {
             return Ok(None);
         }
-        let page = app
-            .capsules
-            .search(moss_client::capsule::SearchRequest {
-                query: query.clone(),
-                workspace: ws.clone(),
-                limit: Some(if mode == SearchMode::Keyword {
-                    depth
-                } else {
-                    DEPTH
-                }),
-                count_total: Some(false),
-                mode: Some(mode),
-                explain: Some(true),
-                ..Default::default()
-            })
-            .await?;
+        let req = moss_client::capsule::SearchRequest {
+            query: query.clone(),
+            workspace: ws.clone(),
+            limit: Some(if mode == SearchMode::Keyword {
+                depth
+            } else {
+                DEPTH
+            }),
+            count_total: Some(false),
+            mode: Some(mode),
+            explain: Some(true),
+            ..Default::default()
+        };
+        let page = app.capsules.search_newest(req, RANKED_MATCHES).await?;
         let hits = page
             .items
             .into_iter()

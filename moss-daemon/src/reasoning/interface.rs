@@ -27,18 +27,24 @@ pub mod graph {
 pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 
 /// Entries matching the FTS5 `query` in workspace `ws` (every workspace if `None`), best
-/// first, at most `limit`.
+/// first, at most `limit`, ranked among the newest [`crate::search_text::RANKED_MATCHES`].
 pub fn search_hits(
     conn: &rusqlite::Connection,
     query: &str,
     ws: Option<&str>,
     limit: i64,
 ) -> crate::error::Result<Vec<crate::search_text::FamilyHit>> {
-    use crate::search_text::{FamilyHit, SNIPPET_CHARS, query_error, render_snippet};
+    use crate::search_text::{FamilyHit, RANKED_MATCHES as newest, SNIPPET_CHARS};
+    use crate::search_text::{query_error, render_snippet};
     let sql = "WITH hits AS MATERIALIZED (
            SELECT f.rowid AS rid, bm25(reasoning_fts, 5.0, 1.0) AS rank
            FROM fts.reasoning_fts AS f CROSS JOIN reasoning_entries AS e ON e.seq = f.rowid
            WHERE f.reasoning_fts MATCH ?1 AND (?2 IS NULL OR e.workspace = ?2)
+             AND f.rowid >= coalesce((
+               SELECT nf.rowid FROM fts.reasoning_fts AS nf
+               CROSS JOIN reasoning_entries AS ne ON ne.seq = nf.rowid
+               WHERE nf.reasoning_fts MATCH ?1 AND (?2 IS NULL OR ne.workspace = ?2)
+               ORDER BY nf.rowid DESC LIMIT 1 OFFSET ?4), 0)
            ORDER BY rank, e.seq DESC LIMIT ?3)
          SELECT e.seq, e.workspace, e.branch, e.doc,
            CASE WHEN e.format = 'card'
@@ -50,7 +56,7 @@ pub fn search_hits(
          ORDER BY hits.rank, e.seq DESC";
     let run = || -> rusqlite::Result<Vec<FamilyHit>> {
         conn.prepare_cached(sql)?
-            .query_map(rusqlite::params![query, ws, limit], |r| {
+            .query_map(rusqlite::params![query, ws, limit, newest - 1], |r| {
                 let seq: i64 = r.get(0)?;
                 let workspace: String = r.get(1)?;
                 let branch: String = r.get(2)?;

@@ -39,7 +39,8 @@ pub fn last_event(conn: &Connection, ws: &str) -> Result<Option<(i64, i64)>> {
 /// and their suffixes, case-insensitive: `tab` matches "Tabs"), in workspace `ws` (every
 /// workspace if `None`): the most words matched first, titles counting double, then the
 /// newest; at most `limit`. Candidates come from the `task_words` index (best first, at most
-/// [`CANDIDATES`]), and are scored on their text.
+/// [`CANDIDATES`], ranked among the newest [`crate::search_text::RANKED_MATCHES`] matches),
+/// and are scored on their text.
 pub fn search_hits(
     conn: &Connection,
     words: &[String],
@@ -74,10 +75,14 @@ pub fn search_hits(
     };
     let mut candidates = conn.prepare_cached(&format!(
         "SELECT workspace, item, step FROM task_words WHERE task_words MATCH ?1 {in_ws}
+           AND rowid >= coalesce((
+             SELECT rowid FROM task_words WHERE task_words MATCH ?1 {in_ws}
+             ORDER BY rowid DESC LIMIT 1 OFFSET ?4), 0)
          ORDER BY rank LIMIT ?3"
     ))?;
+    let newest = crate::search_text::RANKED_MATCHES;
     let found: Vec<(String, String, String)> = candidates
-        .query_map(rusqlite::params![expr, ws, CANDIDATES], |r| {
+        .query_map(rusqlite::params![expr, ws, CANDIDATES, newest - 1], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })?
         .collect::<rusqlite::Result<_>>()?;

@@ -233,3 +233,51 @@ fn measures_are_the_textbook_ones() {
     assert_eq!(measure(&r, &["f".into()]), (0.0, 0.0, 1.0 / 6.0));
     assert_eq!(measure(&r, &["a".into(), "b".into()]), (0.4, 1.0, 1.0));
 }
+
+/// A word more memories hold than `RANKED_MATCHES` is ranked among the newest of them in
+/// `moss_search`'s memory hits: the best match by its words, stored before `RANKED_MATCHES`
+/// newer ones, is left out; before the cap it came first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_word_in_more_memories_than_the_cap_is_ranked_among_the_newest() {
+    let cap = moss_daemon::search_text::RANKED_MATCHES;
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _threads) = moss_daemon::schema::open_default(&dir.path().join("moss.db")).unwrap();
+    let config = Arc::new(Config::default());
+    let mem = Memories::new(store.clone(), config.clone(), dir.path().to_path_buf());
+    let stored = |content: String| MemoryStoreRequest {
+        content,
+        workspace: Some("w".into()),
+        ..Default::default()
+    };
+    let oldest = mem
+        .store(stored("zebra zebra zebra okapi".into()))
+        .await
+        .unwrap()
+        .memory
+        .id;
+    for i in 0..cap {
+        let text = format!("zebra seen once among many other words of filler number {i}");
+        mem.store(stored(text)).await.unwrap();
+    }
+    let queued = store.index_queued(&MEMORIES);
+    assert!(
+        store
+            .index_reached(&MEMORIES, queued, Duration::from_secs(60))
+            .await
+    );
+    let searched = store
+        .readers
+        .run(|conn| moss_daemon::memory::interface::search_hits(conn, "zebra", Some("w"), 100))
+        .await
+        .unwrap();
+    assert_eq!(searched.len(), 100);
+    assert!(searched.iter().all(|h| h.id != oldest));
+    // A word only the oldest holds still finds it.
+    let hits = store
+        .readers
+        .run(|conn| moss_daemon::memory::interface::search_hits(conn, "okapi", Some("w"), 10))
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].id, oldest);
+}
