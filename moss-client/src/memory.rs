@@ -24,6 +24,7 @@ crate::op::ops! {
 
     /// Recall memories by query (a path finds its parents' memories too), slot or context,
     /// ranked by relevance, weight, recency and specificity; none is an empty list with a reason.
+    /// Words matching over 1,000 memories are ranked among the newest 1,000.
     MemoryRecall: memory_recall, Post "/memories/recall",
         MemoryRecallRequest => MemoryRecallResponse, recall;
 

@@ -1,7 +1,9 @@
 //! Recall: which memories match a query, and in what order.
 //!
 //! **Matching.** A query's words (stop words such as "about" or "the" dropped) are looked up two
-//! ways: in the full-text index over content, contexts and slot (BM25), and as contexts: a word
+//! ways: in the full-text index over content, contexts and slot (BM25: the best 300 among the
+//! newest [`crate::search_text::RANKED_MATCHES`] memories the words match, so a word most
+//! memories hold costs no more than a rare one), and as contexts: a word
 //! equal to a memory's context matches it exactly (`auth.py`); one whose file name is a
 //! memory's context, or the reverse, matches by basename; a path matches memories attached to
 //! its parent directories, less the further up they are. `context` narrows to that context's
@@ -55,7 +57,7 @@ pub const MIN_SCORE: f64 = 0.1 / WEIGHT_PART_MAX;
 /// question and the text that answers it rarely come closer than this.
 const SEMANTIC_FULL: f64 = 0.6;
 
-/// Candidates taken from the full-text index.
+/// Candidates taken from the full-text index: the best by BM25, each then scored in full.
 const FTS_CANDIDATES: i64 = 300;
 /// Candidates of a slot-only recall (by weight).
 const SLOT_CANDIDATES: i64 = 500;
@@ -333,10 +335,16 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
             "SELECT m.rid, bm25(memories_fts, 1.0, 2.0, 1.0) AS rank
              FROM fts.memories_fts AS f CROSS JOIN memories AS m ON m.rid = f.rowid
              WHERE f.memories_fts MATCH ?1 AND m.workspace IN (?2, ?3)
+               AND f.rowid >= coalesce((
+                 SELECT nf.rowid FROM fts.memories_fts AS nf
+                 CROSS JOIN memories AS nm ON nm.rid = nf.rowid
+                 WHERE nf.memories_fts MATCH ?1 AND nm.workspace IN (?2, ?3)
+                 ORDER BY nf.rowid DESC LIMIT 1 OFFSET ?5), 0)
              ORDER BY rank LIMIT ?4",
         )?;
+        let newest = crate::search_text::RANKED_MATCHES;
         let rows = stmt
-            .query_map(params![expr, ws1, ws2, FTS_CANDIDATES], |r| {
+            .query_map(params![expr, ws1, ws2, FTS_CANDIDATES, newest - 1], |r| {
                 Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
             })
             .map_err(|e| crate::search_text::query_error(e, &expr))?;

@@ -234,9 +234,9 @@ fn measures_are_the_textbook_ones() {
     assert_eq!(measure(&r, &["a".into(), "b".into()]), (0.4, 1.0, 1.0));
 }
 
-/// A word more memories hold than `RANKED_MATCHES` is ranked among the newest of them in
-/// `moss_search`'s memory hits: the best match by its words, stored before `RANKED_MATCHES`
-/// newer ones, is left out; before the cap it came first.
+/// A word more memories hold than `RANKED_MATCHES` is ranked among the newest of them, in a
+/// recall and in `moss_search`'s memory hits: the best match by its words, stored before
+/// `RANKED_MATCHES` newer ones, is left out; before the cap it came first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_word_in_more_memories_than_the_cap_is_ranked_among_the_newest() {
     let cap = moss_daemon::search_text::RANKED_MATCHES;
@@ -265,11 +265,29 @@ async fn a_word_in_more_memories_than_the_cap_is_ranked_among_the_newest() {
             .index_reached(&MEMORIES, queued, Duration::from_secs(60))
             .await
     );
-    let searched = store
+    let req = MemoryRecallRequest {
+        query: Some("zebra".into()),
+        workspace: Some("w".into()),
+        limit: Some(100),
+        ..Default::default()
+    };
+    let query = rank::Query::from_recall(&req, config.memory.recency_half_life_days).unwrap();
+    let now = moss_daemon::store::now();
+    let (recalled, searched) = store
         .readers
-        .run(|conn| moss_daemon::memory::interface::search_hits(conn, "zebra", Some("w"), 100))
+        .run(move |conn| {
+            let recalled = rank::recall(conn, &query, now)?;
+            let searched =
+                moss_daemon::memory::interface::search_hits(conn, "zebra", Some("w"), 100)?;
+            Ok((recalled, searched))
+        })
         .await
         .unwrap();
+    assert_eq!(recalled.items.len(), 100);
+    assert!(
+        recalled.items.iter().all(|r| r.memory.id != oldest),
+        "the oldest match is past the cap"
+    );
     assert_eq!(searched.len(), 100);
     assert!(searched.iter().all(|h| h.id != oldest));
     // A word only the oldest holds still finds it.
