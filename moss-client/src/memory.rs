@@ -22,9 +22,9 @@ crate::op::ops! {
     MemoryStore: memory_store, Post "/memories",
         MemoryStoreRequest => MemoryStoreResponse, store;
 
-    /// Recall memories by query (a path finds its parents' memories too), slot or context,
-    /// ranked by relevance, weight, recency and specificity; none is an empty list with a reason.
-    /// Words matching over 1,000 memories are ranked among the newest 1,000.
+    /// Recall memories by query (a path finds its parents' too), slot or context, ranked by
+    /// relevance, weight, recency, specificity among the newest 1,000 matches; none: an empty
+    /// list with a reason.
     MemoryRecall: memory_recall, Post "/memories/recall",
         MemoryRecallRequest => MemoryRecallResponse, recall;
 

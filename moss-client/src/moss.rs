@@ -25,8 +25,8 @@ crate::op::ops! {
     MossContext: moss_context, Post "/context",
         ContextRequest => ContextResponse, context;
 
-    /// One ranked search over every family; scores in 0..1 compare across families. FTS5
-    /// syntax, or safe_query for plain words. A family ranks at most its 1,000 newest matches.
+    /// One ranked search of every family's 1,000 newest matches; scores in 0..1 compare across
+    /// families. FTS5 syntax or safe_query.
     MossSearch: moss_search, Get "/search",
         SearchRequest => SearchResponse, search;
 
@@ -111,8 +111,8 @@ pub struct FamilyCounts {
 pub struct WorkspaceInfo {
     pub workspace: String,
     pub counts: FamilyCounts,
-    /// The last write in any family (RFC 3339), if any: the newest write of an item held
-    /// there; purging or forgetting an item does not move it back.
+    /// The newest write of an item held there, in any family (RFC 3339), if any; a purge or
+    /// forget does not move it back.
     pub last_activity: Option<String>,
 }
 
