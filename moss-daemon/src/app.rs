@@ -23,7 +23,7 @@ pub static SEARCH_SOURCES: &[&Source] = &[
 
 /// The tables embedded for semantic search, as the families declare them (next to their
 /// full-text sources, whose queues they share).
-pub static EMBED_SOURCES: &[&crate::semantic::EmbedSource] = &[
+pub static EMBED_SOURCES: &[&crate::store::semantic::EmbedSource] = &[
     &crate::capsule::search_source::EMBED_SOURCE,
     &crate::reasoning::search_source::EMBED_SOURCE,
     &crate::memory::search_source::EMBED_SOURCE,

@@ -52,7 +52,6 @@ pub mod read;
 pub mod reasoning;
 pub mod schema;
 pub mod search_text;
-pub mod semantic;
 pub mod server;
 pub mod shutdown;
 pub mod sql_filter;

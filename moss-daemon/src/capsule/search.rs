@@ -18,9 +18,9 @@ use crate::search_text::{
     ELLIPSIS, MAX_QUERY_CHARS, SNIPPET_CHARS, bm25_score, check_query_start, fts_query,
     query_error, render_snippet,
 };
-use crate::semantic::CANDIDATES;
-use crate::semantic::fusion::{DEPTH, fuse};
 use crate::sql_filter::Filter;
+use crate::store::semantic::CANDIDATES;
+use crate::store::semantic::fusion::{DEPTH, fuse};
 use crate::{names, page, tags};
 
 /// The bounds of `snippet_chars` (its default is [`SNIPPET_CHARS`]).
@@ -137,7 +137,9 @@ impl Capsules {
                         .nearest(&super::search_source::EMBED_SOURCE, q, ws, CANDIDATES)
                         .await?;
                 }
-                None if mode == SearchMode::Semantic => return Err(semantic_not_ready()),
+                None if mode == SearchMode::Semantic => {
+                    return Err(crate::store::semantic::not_ready());
+                }
                 None => mode = SearchMode::Keyword,
             }
         }
@@ -175,7 +177,10 @@ impl Capsules {
                 let (mut items, pagination) = run_search(conn, &f, &query, shape)?;
                 if explain {
                     for (i, h) in items.iter_mut().enumerate() {
-                        h.explain = Some(keyword_only(offset as usize + i + 1, h.score));
+                        h.explain = Some(crate::store::semantic::keyword_only(
+                            offset as usize + i + 1,
+                            h.score,
+                        ));
                     }
                 }
                 Ok(SearchPage {
@@ -211,27 +216,6 @@ fn newest_only(conn: &Connection, f: &mut Filter, query: &str, newest: i64) -> R
     Ok(())
 }
 
-/// The explanation of a hit ranked by words alone.
-pub(crate) fn keyword_only(rank: usize, score: f64) -> moss_client::search::HitExplain {
-    moss_client::search::HitExplain {
-        keyword: Some(moss_client::search::KeywordPart {
-            rank: rank as i64,
-            score: Some(score),
-        }),
-        semantic: None,
-        fused: 1.0 / (crate::semantic::fusion::K + rank as f64),
-    }
-}
-
-/// Asked for `mode: semantic` while the model is still loading.
-pub(crate) fn semantic_not_ready() -> Error {
-    Error::new(
-        moss_client::ErrorCode::Unavailable,
-        "semantic search is still loading its model; try again in a moment, or use mode \
-         keyword",
-    )
-}
-
 /// A semantic or hybrid page: the keyword part (hybrid only) and the semantic part, each cut to
 /// the filters and to `DEPTH`, fused by reciprocal rank. Pages reach `DEPTH` deep; `total` is
 /// not counted.
@@ -243,7 +227,7 @@ fn fused_search(
     query: &str,
     shape: Shape,
     mode: SearchMode,
-    near: &[crate::semantic::Near],
+    near: &[crate::store::semantic::Near],
     explain: bool,
 ) -> Result<(Vec<SearchHit>, Pagination)> {
     let keyword: Vec<SearchHit> = if mode == SearchMode::Hybrid {
@@ -257,8 +241,8 @@ fn fused_search(
     } else {
         Vec::new()
     };
-    let semantic: Vec<(String, crate::semantic::Near)> =
-        crate::semantic::filtered(conn, "capsules c", "c.id", base, near, DEPTH)?;
+    let semantic: Vec<(String, crate::store::semantic::Near)> =
+        crate::search_text::filter_near(conn, "capsules c", "c.id", base, near, DEPTH)?;
     let ranked: Vec<(String, f64)> = keyword.iter().map(|h| (h.id.clone(), h.score)).collect();
     let fused = fuse(&ranked, &semantic);
     let parts = if mode == SearchMode::Hybrid { 2 } else { 1 };
@@ -296,7 +280,7 @@ fn fused_search(
 /// A capsule found by meaning alone: its passage nearest the query as the snippet.
 fn semantic_hit(
     conn: &Connection,
-    near: crate::semantic::Near,
+    near: crate::store::semantic::Near,
     snippet_chars: usize,
 ) -> Result<SearchHit> {
     let hit = conn
@@ -316,7 +300,7 @@ fn semantic_hit(
                 updated_at: r.get(4)?,
                 deleted_at: r.get(5)?,
                 snippet: render_snippet(
-                    &crate::semantic::passage(&text, near.chunk),
+                    &crate::store::semantic::passage(&text, near.chunk),
                     snippet_chars,
                 ),
                 score: 0.0,

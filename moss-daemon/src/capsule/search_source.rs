@@ -1,8 +1,8 @@
 //! The capsule family's full-text source: titles and texts of `capsules`, fed by the triggers
 //! of its migrations into `capsules_fts_queue`. Its commit signal also wakes `capsule_watch`.
 
-use crate::semantic::EmbedSource;
 use crate::store::Source;
+use crate::store::semantic::EmbedSource;
 
 /// Capsules: title and text, searched by what users type (so `search_tokenizer = "code"`
 /// applies). The only source of index files from before there were several, whose watermark

@@ -136,8 +136,8 @@ pub fn count_with_context(conn: &Connection, ws: &str, context: &str) -> Result<
 /// The persistent memories `near` names (found by meaning, best first), as cross-family hits.
 pub fn near_hits(
     conn: &Connection,
-    near: &[crate::semantic::Near],
-) -> Result<Vec<(crate::search_text::FamilyHit, crate::semantic::Near)>> {
+    near: &[crate::store::semantic::Near],
+) -> Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
     use crate::search_text::{FamilyHit, SNIPPET_CHARS, render_snippet};
     use rusqlite::OptionalExtension;
     let mut stmt = conn.prepare_cached(

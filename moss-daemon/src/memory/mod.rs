@@ -371,7 +371,7 @@ impl Memories {
                             &search_source::EMBED_SOURCE,
                             v,
                             Some(q.workspaces.clone()),
-                            crate::semantic::fusion::DEPTH,
+                            crate::store::semantic::fusion::DEPTH,
                         )
                         .await?;
                     if q.mode == SearchMode::Semantic {
@@ -380,7 +380,7 @@ impl Memories {
                     }
                 }
                 None if q.mode == SearchMode::Semantic => {
-                    return Err(crate::capsule::search::semantic_not_ready());
+                    return Err(crate::store::semantic::not_ready());
                 }
                 None => q.mode = SearchMode::Keyword,
             }

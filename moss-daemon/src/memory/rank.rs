@@ -88,7 +88,7 @@ pub struct Query {
     pub explain: bool,
     pub half_life_days: f64,
     /// The memories nearest the query in meaning (a semantic or hybrid recall), best first.
-    pub semantic: Vec<crate::semantic::Near>,
+    pub semantic: Vec<crate::store::semantic::Near>,
     /// How the recall ranks: with `semantic`, the text part is left out.
     pub mode: moss_client::search::SearchMode,
 }
@@ -503,8 +503,8 @@ pub fn score(c: &Candidate, q: &Query, best_bm25: Option<f64>, now: i64) -> Scor
         (None, _) => 0.0,
     };
     let semantic = c.similarity.map(|s| {
-        ((s - crate::semantic::SIMILARITY_FLOOR) as f64
-            / (SEMANTIC_FULL - crate::semantic::SIMILARITY_FLOOR as f64))
+        ((s - crate::store::semantic::SIMILARITY_FLOOR) as f64
+            / (SEMANTIC_FULL - crate::store::semantic::SIMILARITY_FLOOR as f64))
             .clamp(0.0, 1.0)
     });
     let relevance = if slot_only {

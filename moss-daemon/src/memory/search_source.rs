@@ -1,8 +1,8 @@
 //! The memory family's full-text source: content, contexts and slot of `memories`, fed by the
 //! triggers of its migrations into `memories_fts_queue`.
 
-use crate::semantic::EmbedSource;
 use crate::store::Source;
+use crate::store::semantic::EmbedSource;
 
 /// Memories: content, contexts and slot. They stay on the default word rules whatever
 /// `search_tokenizer` says: recall splits its query at punctuation into terms and matches paths

@@ -125,7 +125,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         match app.store.semantic.query_vector(&req.query).await? {
             Some(v) => Some(v),
             None if mode == SearchMode::Semantic => {
-                return Err(crate::capsule::search::semantic_not_ready());
+                return Err(crate::store::semantic::not_ready());
             }
             None => {
                 mode = SearchMode::Keyword;
@@ -285,10 +285,10 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
 /// The items of `source` nearest the query in meaning (none when the search ranks by words).
 async fn semantic_part(
     app: &App,
-    source: &'static crate::semantic::EmbedSource,
+    source: &'static crate::store::semantic::EmbedSource,
     vector: &Option<std::sync::Arc<Vec<f32>>>,
     spaces: &Option<Vec<String>>,
-) -> Result<Vec<crate::semantic::Near>> {
+) -> Result<Vec<crate::store::semantic::Near>> {
     match vector {
         Some(v) => {
             app.store
@@ -304,13 +304,13 @@ async fn semantic_part(
 /// rank fusion within the family, each hit carrying its explanation; at most `depth`.
 fn within_family(
     words: Vec<FamilyHit>,
-    meaning: Vec<(FamilyHit, crate::semantic::Near)>,
+    meaning: Vec<(FamilyHit, crate::store::semantic::Near)>,
     depth: i64,
 ) -> Vec<FamilyHit> {
     let keyed_words: Vec<(String, f64)> = words.iter().map(|h| (h.id.clone(), f64::NAN)).collect();
-    let keyed_meaning: Vec<(String, crate::semantic::Near)> =
+    let keyed_meaning: Vec<(String, crate::store::semantic::Near)> =
         meaning.iter().map(|(h, n)| (h.id.clone(), *n)).collect();
-    let fused = crate::semantic::fusion::fuse(&keyed_words, &keyed_meaning);
+    let fused = crate::store::semantic::fusion::fuse(&keyed_words, &keyed_meaning);
     // A hit both parts found keeps its keyword snippet, which marks the words.
     let mut by_id: std::collections::HashMap<String, FamilyHit> =
         words.into_iter().map(|h| (h.id.clone(), h)).collect();

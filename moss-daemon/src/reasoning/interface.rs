@@ -202,8 +202,8 @@ fn entry_item(
 /// passage nearest the query as the snippet.
 pub fn near_hits(
     conn: &rusqlite::Connection,
-    near: &[crate::semantic::Near],
-) -> crate::error::Result<Vec<(crate::search_text::FamilyHit, crate::semantic::Near)>> {
+    near: &[crate::store::semantic::Near],
+) -> crate::error::Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
     use crate::search_text::{FamilyHit, SNIPPET_CHARS, render_snippet};
     use rusqlite::OptionalExtension;
     let mut stmt = conn.prepare_cached(
@@ -230,7 +230,7 @@ pub fn near_hits(
                     kind: r.get(4)?,
                     title,
                     snippet: render_snippet(
-                        &crate::semantic::passage(&content, n.chunk),
+                        &crate::store::semantic::passage(&content, n.chunk),
                         SNIPPET_CHARS,
                     ),
                     open: (

@@ -17,9 +17,9 @@ use crate::search_text::{
     MAX_QUERY_CHARS, SNIPPET_CHARS, bm25_score, check_query_start, fts_query, query_error,
     render_snippet,
 };
-use crate::semantic::fusion::{DEPTH, fuse};
-use crate::semantic::{CANDIDATES, Near};
 use crate::sql_filter::Filter;
+use crate::store::semantic::fusion::{DEPTH, fuse};
+use crate::store::semantic::{CANDIDATES, Near};
 use moss_client::search::SearchMode;
 
 impl Fit for ReasoningSearchResponse {
@@ -75,7 +75,7 @@ impl Reasoning {
                         .await?;
                 }
                 None if mode == SearchMode::Semantic => {
-                    return Err(crate::capsule::search::semantic_not_ready());
+                    return Err(crate::store::semantic::not_ready());
                 }
                 None => mode = SearchMode::Keyword,
             }
@@ -122,7 +122,7 @@ impl Reasoning {
                 let mut hits = hits;
                 if explain {
                     for (i, h) in hits.iter_mut().enumerate() {
-                        h.explain = Some(crate::capsule::search::keyword_only(i + 1, h.score));
+                        h.explain = Some(crate::store::semantic::keyword_only(i + 1, h.score));
                     }
                 }
                 hits
@@ -137,7 +137,7 @@ impl Reasoning {
                 if let Some(b) = &branch {
                     base.add("c.branch = ?", b.clone());
                 }
-                let semantic: Vec<(i64, Near)> = crate::semantic::filtered(
+                let semantic: Vec<(i64, Near)> = crate::search_text::filter_near(
                     conn,
                     "reasoning_entries c",
                     "c.seq",
@@ -195,7 +195,7 @@ fn entry_hit(conn: &rusqlite::Connection, near: Near) -> Result<ReasoningHit> {
                 kind: r.get(4)?,
                 title: r.get(5)?,
                 snippet: render_snippet(
-                    &crate::semantic::passage(content.as_deref().unwrap_or(""), near.chunk),
+                    &crate::store::semantic::passage(content.as_deref().unwrap_or(""), near.chunk),
                     SNIPPET_CHARS,
                 ),
                 score: 0.0,

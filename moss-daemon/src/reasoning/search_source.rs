@@ -1,8 +1,8 @@
 //! The reasoning family's full-text source: titles and contents of `reasoning_entries` (notes,
 //! trace, cards), fed by the triggers of its migrations into `reasoning_entries_fts_queue`.
 
-use crate::semantic::EmbedSource;
 use crate::store::Source;
+use crate::store::semantic::EmbedSource;
 
 /// Reasoning entries: title and content, searched by what users type (so
 /// `search_tokenizer = "code"` applies).

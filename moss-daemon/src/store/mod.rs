@@ -14,6 +14,7 @@ pub mod checkpointer;
 pub mod fts;
 pub mod migrations;
 pub mod readers;
+pub mod semantic;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
@@ -75,7 +76,7 @@ pub struct StoreOptions {
     /// their entries until it has applied them (see [`fts::QueueFollower`]).
     pub model_dir: Option<PathBuf>,
     /// The tables embedded for semantic search, as the families declare them.
-    pub embed_sources: &'static [&'static crate::semantic::EmbedSource],
+    pub embed_sources: &'static [&'static crate::store::semantic::EmbedSource],
     /// The families' migration lists, applied in their one global order at open.
     pub migrations: &'static [&'static [migrations::Migration]],
 }
@@ -88,7 +89,7 @@ pub struct Store {
     pub readers: ReadPool,
     index: fts::IndexView,
     /// Semantic search: the embedding index over the same queues.
-    pub semantic: crate::semantic::Semantic,
+    pub semantic: crate::store::semantic::Semantic,
 }
 
 impl Store {
@@ -136,7 +137,7 @@ impl Store {
         )?;
         let (writer, thread) = Writer::spawn(conn, hooks, opts.search_sources)?;
         let index = indexer.view();
-        let (semantic, embedder) = crate::semantic::Semantic::start(
+        let (semantic, embedder) = crate::store::semantic::Semantic::start(
             &index,
             path,
             opts.model_dir.as_deref(),
@@ -245,7 +246,7 @@ pub struct StoreThreads {
     writer: WriterThread,
     checkpointer: checkpointer::Checkpointer,
     indexer: fts::Indexer,
-    embedder: crate::semantic::SemanticThread,
+    embedder: crate::store::semantic::SemanticThread,
 }
 
 impl StoreThreads {

@@ -145,7 +145,7 @@ struct Position {
     /// The queue's newest committed sequence (moved by the writer after each commit).
     queued: AtomicI64,
     /// The queue entry up to which the queue's other follower, the embedding index (see
-    /// `crate::semantic`), has applied the changes: the writer trims no entry above it.
+    /// `crate::store::semantic`), has applied the changes: the writer trims no entry above it.
     /// `i64::MAX` when there is no such follower.
     held: AtomicI64,
 }

@@ -392,51 +392,27 @@ pub fn passage(body: &str, chunk: i64) -> String {
         .unwrap_or_default()
 }
 
-/// Rows read per statement while `filtered` checks candidates against a filter.
-const FILTER_CHUNK: usize = 500;
+/// Candidates a search asks the scan for before filtering: the filters then pick the best
+/// [`fusion::DEPTH`] from them (see `search_text::filter_near`).
+pub const CANDIDATES: usize = 5_000;
 
-/// The candidates of `near` (best first) that `f` keeps, as `(key, passage)`, best first, at
-/// most `want`: filters apply before ranking, so a selective filter reads further down the
-/// list instead of returning fewer hits. `from` names the table aliased `c` (`capsules c`);
-/// `key` is the column returned for each row (`c.id`).
-pub fn filtered<K: rusqlite::types::FromSql>(
-    conn: &rusqlite::Connection,
-    from: &str,
-    key: &str,
-    f: &crate::sql_filter::Filter,
-    near: &[Near],
-    want: usize,
-) -> rusqlite::Result<Vec<(K, Near)>> {
-    let mut out = Vec::new();
-    for chunk in near.chunks(FILTER_CHUNK) {
-        if out.len() >= want {
-            break;
-        }
-        let ids: Vec<String> = chunk.iter().map(|n| n.doc.to_string()).collect();
-        let sql = format!(
-            "SELECT c.rowid, {key} FROM {from} {} {} c.rowid IN ({})",
-            f.sql(),
-            if f.is_empty() { "WHERE" } else { "AND" },
-            ids.join(", ")
-        );
-        let mut kept: HashMap<i64, K> = conn
-            .prepare(&sql)?
-            .query_map(rusqlite::params_from_iter(f.params().iter()), |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, K>(1)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        for n in chunk {
-            if out.len() >= want {
-                break;
-            }
-            if let Some(k) = kept.remove(&n.doc) {
-                out.push((k, *n));
-            }
-        }
+/// The explanation of a hit ranked by words alone.
+pub fn keyword_only(rank: usize, score: f64) -> moss_client::search::HitExplain {
+    moss_client::search::HitExplain {
+        keyword: Some(moss_client::search::KeywordPart {
+            rank: rank as i64,
+            score: Some(score),
+        }),
+        semantic: None,
+        fused: 1.0 / (fusion::K + rank as f64),
     }
-    Ok(out)
 }
 
-/// Candidates a search asks the scan for before filtering: the filters then pick the best
-/// [`fusion::DEPTH`] from them.
-pub const CANDIDATES: usize = 5_000;
+/// Asked for `mode: semantic` while the model is still loading.
+pub fn not_ready() -> Error {
+    Error::new(
+        moss_client::ErrorCode::Unavailable,
+        "semantic search is still loading its model; try again in a moment, or use mode \
+         keyword",
+    )
+}
