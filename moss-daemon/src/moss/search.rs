@@ -208,7 +208,13 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         let hits = app
             .store
             .readers
-            .run(move |conn| tasks::search_hits(conn, &words, w.as_deref(), depth))
+            .run(move |conn| {
+                let mut hits = tasks::search_hits(conn, &words, w.as_deref(), depth)?;
+                for (i, h) in hits.iter_mut().enumerate() {
+                    h.explain = Some(crate::store::semantic::keyword_only(i + 1, f64::NAN));
+                }
+                Ok(hits)
+            })
             .await?;
         Ok(Some(hits))
     };
@@ -249,7 +255,11 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             lists.push((family, hits));
         }
     }
-    let mut fused = fuse(lists);
+    let mut fused = if mode == SearchMode::Keyword {
+        fuse(lists)
+    } else {
+        fuse_by_meaning(lists, mode)
+    };
     if !explain {
         for h in &mut fused {
             h.explain = None;
@@ -326,6 +336,92 @@ fn within_family(
             Some(h)
         })
         .collect()
+}
+
+/// The fusion of each family's hits when the search ranks by meaning too.
+///
+/// Keyword ranks do not compare across families (each index has its own BM25), but
+/// similarities do: one model embedded the query and every item. So a hit gets
+/// `1 / (K + r)` from its keyword rank `r` within its family, plus `1 / (K + s)` from its rank
+/// `s` among the semantic hits of every family, ordered by similarity. A family's best hit by
+/// meaning so no longer ties with another family's answer. Ties go to a hit the words matched,
+/// then to the more similar, then to the family listed first. Scores are the sum scaled so a
+/// hit first in both parts scores 1.
+fn fuse_by_meaning(lists: Vec<(&'static str, Vec<FamilyHit>)>, mode: SearchMode) -> Vec<SearchHit> {
+    use moss_client::search::{HitExplain, KeywordPart, SemanticPart};
+    let mut all: Vec<(usize, usize, &'static str, FamilyHit)> = Vec::new();
+    for (order, (family, hits)) in lists.into_iter().enumerate() {
+        for (i, h) in hits.into_iter().enumerate() {
+            all.push((order, i, family, h));
+        }
+    }
+    let similarity = |h: &FamilyHit| {
+        h.explain
+            .as_ref()
+            .and_then(|e| e.semantic.as_ref())
+            .map(|s| s.similarity)
+    };
+    // Global semantic ranks, by similarity.
+    let mut by_meaning: Vec<usize> = (0..all.len())
+        .filter(|i| similarity(&all[*i].3).is_some())
+        .collect();
+    by_meaning.sort_by(|a, b| {
+        similarity(&all[*b].3)
+            .unwrap_or(0.0)
+            .total_cmp(&similarity(&all[*a].3).unwrap_or(0.0))
+            .then(all[*a].0.cmp(&all[*b].0))
+    });
+    let mut global = vec![None; all.len()];
+    for (rank, i) in by_meaning.into_iter().enumerate() {
+        global[i] = Some(rank + 1);
+    }
+    let best = if mode == SearchMode::Hybrid { 2.0 } else { 1.0 } / (K + 1.0);
+    let mut scored: Vec<(f64, bool, f64, usize, usize, SearchHit)> = all
+        .into_iter()
+        .zip(global)
+        .map(|((order, i, family, h), g)| {
+            let keyword_rank = h
+                .explain
+                .as_ref()
+                .and_then(|e| e.keyword.as_ref())
+                .map(|k| k.rank);
+            let semantic = h.explain.as_ref().and_then(|e| e.semantic.clone());
+            let sim = semantic.as_ref().map_or(-1.0, |s| s.similarity);
+            let fused = keyword_rank.map_or(0.0, |r| 1.0 / (K + r as f64))
+                + g.map_or(0.0, |r| 1.0 / (K + r as f64));
+            let explain = HitExplain {
+                keyword: keyword_rank.map(|rank| KeywordPart { rank, score: None }),
+                semantic: semantic.zip(g).map(|(s, g)| SemanticPart {
+                    rank: g as i64,
+                    ..s
+                }),
+                fused: (fused * 1_000_000.0).round() / 1_000_000.0,
+            };
+            let hit = SearchHit {
+                family: family.into(),
+                kind: h.kind,
+                id: h.id,
+                workspace: h.workspace,
+                title: h.title,
+                snippet: h.snippet,
+                score: ((fused / best).min(1.0) * 10_000.0).round() / 10_000.0,
+                open: Open {
+                    tool: h.open.0.into(),
+                    arguments: h.open.1,
+                },
+                explain: Some(explain),
+            };
+            (fused, keyword_rank.is_some(), sim, order, i, hit)
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(b.1.cmp(&a.1))
+            .then(b.2.total_cmp(&a.2))
+            .then(a.3.cmp(&b.3))
+            .then(a.4.cmp(&b.4))
+    });
+    scored.into_iter().map(|(.., h)| h).collect()
 }
 
 /// One family's hits, or `None` when the request leaves the family out.

@@ -401,7 +401,7 @@ pub fn keyword_only(rank: usize, score: f64) -> moss_client::search::HitExplain 
     moss_client::search::HitExplain {
         keyword: Some(moss_client::search::KeywordPart {
             rank: rank as i64,
-            score: Some(score),
+            score: (!score.is_nan()).then_some(score),
         }),
         semantic: None,
         fused: 1.0 / (fusion::K + rank as f64),
