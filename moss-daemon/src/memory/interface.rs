@@ -258,7 +258,7 @@ fn capped(n: i64, cap: i64) -> (i64, bool) {
 
 /// The persistent memories of workspace `ws`, newest written first, below sequence `cursor`,
 /// at most `limit`; with `context`, only those carrying it (normalized, as stored). Every
-/// read is bounded: a small context is read whole ([`SMALL_CONTEXT`] rows at most), a large
+/// read is bounded: a small context is read whole (`SMALL_CONTEXT` rows at most), a large
 /// one found along the workspace's newest memories, where it is common.
 pub fn list(
     conn: &Connection,
