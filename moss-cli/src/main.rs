@@ -114,6 +114,7 @@ enum Command {
     ///   moss bench --search --cross-family --items 100000 --duration 10   # moss_search, moss_context
     ///   moss bench --reasoning --clients 32 --duration 10
     ///   moss bench --memory --memories 100000 --clients 32 --duration 10
+    ///   moss bench --against-running --semantic --memories 100000 --semantic-capsules 1000
     ///   moss bench --watch --clients 32 --duration 10 --watch-rate 200
     ///   moss bench --replace 50 --clients 32 --duration 10   # stores overwrite, keep versions
     ///   moss bench --append --replace 50 --duration 10       # then append to those capsules

@@ -50,9 +50,24 @@ pub struct BenchArgs {
     /// over a corpus of --memories memories.
     #[arg(long, conflicts_with_all = ["search", "reasoning"])]
     pub(super) memory: bool,
-    /// Corpus size for --memory.
-    #[arg(long, default_value_t = 100_000, requires = "memory")]
+    /// Corpus size for --memory and --semantic.
+    #[arg(long, default_value_t = 100_000)]
     pub(super) memories: u64,
+    /// Measure semantic search instead (the daemon needs embeddings.model_dir): --memories
+    /// memories and --semantic-capsules capsules, the embedder's throughput as it catches up,
+    /// the index's size, then --queries distinct questions per call and mode (memory_recall,
+    /// moss_search, capsule_search; hybrid, semantic, keyword), one client.
+    #[arg(long, conflicts_with_all = ["search", "reasoning", "memory", "watch", "append"])]
+    pub(super) semantic: bool,
+    /// Capsules of --size bytes for --semantic (each is several passages to embed).
+    #[arg(long, default_value_t = 1_000, requires = "semantic")]
+    pub(super) semantic_capsules: u64,
+    /// Distinct questions per call and mode for --semantic.
+    #[arg(long, default_value_t = 200, requires = "semantic")]
+    pub(super) queries: usize,
+    /// Seconds --semantic waits for the embedder to catch up after each load.
+    #[arg(long, default_value_t = 7_200.0, requires = "semantic")]
+    pub(super) semantic_wait: f64,
     /// Measure the reasoning and tasks families instead: notes_commit against capsule_store,
     /// show on a derived branch of a large base, graph_query, graph_merge, tasks_radar.
     #[arg(long, conflicts_with = "search")]

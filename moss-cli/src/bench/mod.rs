@@ -2,8 +2,8 @@
 //! measured per request on the client side.
 //!
 //! - [`capsule`]: the default run (store, append, fetch and `GET /health`);
-//! - [`memory`], [`reasoning`], [`search`], [`watch`]: the runs of `--memory`, `--reasoning`,
-//!   `--search` and `--watch`; [`cross`]: `--search --cross-family`, every family at once;
+//! - [`memory`], [`reasoning`], [`search`], [`semantic`], [`watch`]: the runs of `--memory`,
+//!   `--reasoning`, `--search`, `--semantic` and `--watch`; [`cross`]: `--search --cross-family`, every family at once;
 //! - [`args`]: the flags;
 //! - [`load`]: what every run uses: the phase driver, its figures, synthetic capsules and the
 //!   wait for the full-text index.
@@ -15,6 +15,7 @@ pub(crate) mod load;
 mod memory;
 mod reasoning;
 mod search;
+mod semantic;
 mod watch;
 
 use std::time::Duration;
@@ -74,6 +75,22 @@ pub async fn run(args: BenchArgs, client: &Client) -> anyhow::Result<()> {
             duration,
             args.size,
             args.watch_rate,
+            args.json,
+        )
+        .await;
+    }
+    if args.semantic {
+        return semantic::run(
+            client,
+            args.workspace,
+            semantic::Sizes {
+                memories: args.memories,
+                capsules: args.semantic_capsules,
+                size: args.size,
+                clients: args.clients,
+                queries: args.queries.max(1),
+                wait: Duration::from_secs_f64(args.semantic_wait.max(1.0)),
+            },
             args.json,
         )
         .await;

@@ -175,3 +175,61 @@ fn the_index_survives_a_kill_and_catches_up_then_a_new_model_rebuilds_it() {
         env.log()
     );
 }
+
+/// `moss bench --semantic` fills memories and capsules, waits for the embedder, and times every
+/// search call in every mode with distinct questions; the index's size is in its report.
+#[test]
+fn bench_semantic_times_every_call_and_mode_once_the_index_caught_up() {
+    let Some(model) = model_dir() else { return };
+    let env = Env::new();
+    configure(&env, &model);
+    let args = [
+        "bench",
+        "--against-running",
+        "--semantic",
+        "--memories",
+        "40",
+        "--semantic-capsules",
+        "3",
+        "--queries",
+        "4",
+        "--clients",
+        "2",
+        "--size",
+        "1500",
+        "--json",
+    ];
+    let r = ok_json(&env.moss(&args));
+    assert_eq!(
+        (r["memories"].as_u64(), r["capsules"].as_u64()),
+        (Some(40), Some(3)),
+        "{r}"
+    );
+    // Every item has its vectors; a capsule is several passages.
+    assert_eq!(r["items"], 43, "{r}");
+    assert!(r["passages"].as_u64().unwrap() > 43, "{r}");
+    assert!(r["memory_bytes"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["file_bytes"].as_u64().unwrap() > 0, "{r}");
+    for c in r["catch_up"].as_array().unwrap() {
+        assert!(c["seconds"].as_f64().unwrap() >= 0.0, "{r}");
+    }
+    let calls: Vec<&str> = r["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["call"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        calls,
+        ["memory_recall", "moss_search", "capsule_search"],
+        "{r}"
+    );
+    for c in r["calls"].as_array().unwrap() {
+        for mode in ["hybrid", "semantic", "semantic_cached", "keyword"] {
+            assert_eq!(c[mode]["ops"], 4, "{mode}: {r}");
+            assert_eq!(c[mode]["errors"], 0, "{mode}: {r}");
+        }
+    }
+    let s = status(&env);
+    assert_eq!(s["semantic"]["behind"], 0, "{s}");
+}

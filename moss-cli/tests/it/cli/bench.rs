@@ -199,3 +199,29 @@ async fn bench_times_appends_to_the_capsules_it_stored() {
     let text = fetched["capsule_text"].as_str().unwrap();
     assert!(text.contains("- appended note 0"), "{text}");
 }
+
+/// `--semantic` needs a daemon with an embedding model: without one it says how to get one
+/// before writing anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bench_semantic_without_a_model_says_what_to_configure() {
+    let d = TestDaemon::start().await;
+    let args = [
+        "bench",
+        "--against-running",
+        "--semantic",
+        "--memories",
+        "10",
+        "--workspace",
+        "bench-sem",
+    ];
+    let out = moss(&d, &args, None).await;
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("semantic search is off") && err.contains("embeddings.model_dir"),
+        "{err}"
+    );
+    let table = moss(&d, &["workspaces", "--format", "table"], None).await;
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(!table.contains("bench-sem"), "nothing written: {table}");
+}
