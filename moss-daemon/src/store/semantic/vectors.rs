@@ -202,7 +202,8 @@ impl Vectors {
             return Vec::new();
         }
         let q = Quantized::from_unit(query);
-        let mut best: HashMap<i64, Near> = HashMap::new();
+        // Every passage at or above the floor, as (similarity, row).
+        let mut hits: Vec<(f32, u32)> = Vec::new();
         for (i, doc) in self.docs.iter().enumerate() {
             if *doc == FREE {
                 continue;
@@ -214,30 +215,43 @@ impl Vectors {
             }
             let row = &self.data[i * self.dims..(i + 1) * self.dims];
             let sim = dot(row, &q.bytes) as f32 * self.scales[i] * q.scale;
-            if sim < floor {
-                continue;
+            if sim >= floor {
+                hits.push((sim, i as u32));
             }
-            let near = Near {
-                doc: *doc,
-                chunk: self.chunks[i] as i64,
-                similarity: sim,
-            };
-            best.entry(*doc)
-                .and_modify(|b| {
-                    if sim > b.similarity {
-                        *b = near;
-                    }
-                })
-                .or_insert(near);
         }
-        let mut all: Vec<Near> = best.into_values().collect();
-        all.sort_by(|a, b| {
-            b.similarity
-                .total_cmp(&a.similarity)
-                .then(b.doc.cmp(&a.doc))
-        });
-        all.truncate(k);
-        all
+        // Best first; ties go to the newer item, then to the item's earlier passage.
+        let order = |a: &(f32, u32), b: &(f32, u32)| {
+            b.0.total_cmp(&a.0)
+                .then(self.docs[b.1 as usize].cmp(&self.docs[a.1 as usize]))
+                .then(a.1.cmp(&b.1))
+        };
+        // An item's best passage comes first among its passages in that order, so the first
+        // `k` items of any prefix of the order that holds `k` items are the answer: sort a
+        // prefix only (a search wants a few items of many passages), widened until it holds
+        // `k` items or every passage.
+        let mut take = k.min(hits.len());
+        loop {
+            if take < hits.len() {
+                hits.select_nth_unstable_by(take, order);
+            }
+            let prefix = &mut hits[..take];
+            prefix.sort_unstable_by(order);
+            let mut seen = std::collections::HashSet::with_capacity(take);
+            let found: Vec<Near> = prefix
+                .iter()
+                .filter(|(_, row)| seen.insert(self.docs[*row as usize]))
+                .take(k)
+                .map(|&(similarity, row)| Near {
+                    doc: self.docs[row as usize],
+                    chunk: self.chunks[row as usize] as i64,
+                    similarity,
+                })
+                .collect();
+            if found.len() == k || take == hits.len() {
+                return found;
+            }
+            take = (take * 2).min(hits.len());
+        }
     }
 }
 
@@ -293,5 +307,78 @@ mod tests {
         let after = v.nearest(&q, None, 10, 0.5);
         assert_eq!(after.iter().map(|n| n.doc).collect::<Vec<_>>(), [3, 2]);
         assert_eq!(v.items(), 2);
+    }
+
+    /// Each item's best passage, best items first (ties to the newer item, then the item's
+    /// earlier passage), the first `k`: what a scan must return, computed the plain way.
+    fn reference(v: &Vectors, query: &[f32], k: usize, floor: f32) -> Vec<Near> {
+        let q = Quantized::from_unit(query);
+        let mut best: HashMap<i64, Near> = HashMap::new();
+        for (i, doc) in v.docs.iter().enumerate() {
+            if *doc == FREE {
+                continue;
+            }
+            let row = &v.data[i * v.dims..(i + 1) * v.dims];
+            let sim = dot(row, &q.bytes) as f32 * v.scales[i] * q.scale;
+            if sim < floor {
+                continue;
+            }
+            let near = Near {
+                doc: *doc,
+                chunk: v.chunks[i] as i64,
+                similarity: sim,
+            };
+            let b = best.entry(*doc).or_insert(near);
+            if sim > b.similarity {
+                *b = near;
+            }
+        }
+        let mut all: Vec<Near> = best.into_values().collect();
+        all.sort_by(|a, b| {
+            b.similarity
+                .total_cmp(&a.similarity)
+                .then(b.doc.cmp(&a.doc))
+        });
+        all.truncate(k);
+        all
+    }
+
+    #[test]
+    fn the_scan_finds_what_ranking_every_item_finds() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Few distinct values, so that similarities tie often.
+            (seed % 7) as f32 - 3.0
+        };
+        let dims = 8;
+        let mut v = Vectors::new(dims);
+        for doc in 1..=300i64 {
+            // Up to five passages an item; some items replaced, some removed.
+            for chunk in 0..(doc % 5 + 1) {
+                let x: Vec<f32> = (0..dims).map(|_| next()).collect();
+                if x.iter().all(|c| *c == 0.0) {
+                    continue;
+                }
+                v.add(doc, chunk, "a", &Quantized::from_unit(&unit(&x)));
+            }
+            if doc % 17 == 0 {
+                v.remove(doc - 3);
+            }
+        }
+        for _ in 0..40 {
+            let q: Vec<f32> = (0..dims).map(|_| next()).collect();
+            if q.iter().all(|c| *c == 0.0) {
+                continue;
+            }
+            let q = unit(&q);
+            for k in [1, 5, 60, 1000] {
+                for floor in [-1.0, 0.2] {
+                    assert_eq!(v.nearest(&q, None, k, floor), reference(&v, &q, k, floor));
+                }
+            }
+        }
     }
 }
