@@ -97,6 +97,8 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         })?,
     };
     let query = req.query.trim().to_string();
+    // The text as asked: what is embedded, and what the capsule search escapes itself.
+    let text = query.clone();
     let n = query.chars().count();
     if n == 0 || n > MAX_QUERY_CHARS {
         return Err(Error::invalid_field(
@@ -142,7 +144,10 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             return Ok(None);
         }
         let req = moss_client::capsule::SearchRequest {
-            query: query.clone(),
+            // The words as asked (not escaped here): the capsule search embeds this text,
+            // the same as the other families' vector, found in the cache.
+            query: text.clone(),
+            safe_query: req.safe_query,
             workspace: ws.clone(),
             limit: Some(if mode == SearchMode::Keyword {
                 depth

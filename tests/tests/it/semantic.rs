@@ -333,3 +333,65 @@ async fn without_a_model_search_ranks_by_words_and_semantic_mode_says_how_to_get
     assert_eq!(status["semantic"]["state"], "off", "{status}");
     d.stop().await;
 }
+
+/// `moss_search` ranks capsules by the meaning of the question as asked, as `capsule_search`
+/// does, also when `safe_query` escapes its words for the keyword part: the capsule part's
+/// similarity is the one `capsule_search` gives (and the question is embedded once, its vector
+/// shared by every family).
+#[tokio::test]
+async fn moss_search_embeds_the_question_as_asked_for_capsules_too() {
+    let Some(model) = model_dir() else { return };
+    let d = TestDaemon::start_with_config(Some(json!({
+        "embeddings": { "model_dir": model }
+    })))
+    .await;
+    let (capsule_id, _, _) = seed(&d).await;
+    caught_up(&d).await;
+    let own = d
+        .client
+        .capsules()
+        .search(&SearchRequest {
+            query: CAPSULE_Q.into(),
+            workspace: Some(WS.into()),
+            mode: Some(SearchMode::Semantic),
+            explain: Some(true),
+            safe_query: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let hit = own.items.iter().find(|h| h.id == capsule_id).unwrap();
+    let own_similarity = hit
+        .explain
+        .as_ref()
+        .unwrap()
+        .semantic
+        .as_ref()
+        .unwrap()
+        .similarity;
+    let across = d
+        .client
+        .moss()
+        .search(&moss_client::moss::SearchRequest {
+            query: CAPSULE_Q.into(),
+            workspace: Some(WS.into()),
+            mode: Some(SearchMode::Semantic),
+            explain: Some(true),
+            safe_query: Some(true),
+            families: Some(moss_client::moss::FamilyList::One("capsule".into())),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let hit = across.items.iter().find(|h| h.id == capsule_id).unwrap();
+    let similarity = hit
+        .explain
+        .as_ref()
+        .unwrap()
+        .semantic
+        .as_ref()
+        .unwrap()
+        .similarity;
+    assert_eq!(similarity, own_similarity, "{across:#?}");
+    d.stop().await;
+}
