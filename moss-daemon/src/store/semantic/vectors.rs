@@ -105,6 +105,7 @@ impl Vectors {
         self.rows.values().map(Vec::len).sum()
     }
 
+    /// Whether no passage is held.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
