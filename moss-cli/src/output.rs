@@ -350,12 +350,15 @@ impl Render for ToolList {
     }
 }
 
-/// Where a page stands: `20 of 143 (offset 0), more with --offset`.
+/// Where a page stands: `20 of 143 (offset 0), more with --offset`, or `20 (offset 0, total
+/// not counted)` when the search did not count its matches.
 fn page_footer(shown: usize, p: &moss_client::capsule::Pagination) -> String {
     format!(
-        "{shown} of {} (offset {}){}",
-        p.total.map_or_else(|| "?".to_string(), |t| t.to_string()),
-        p.offset,
+        "{shown} {}{}",
+        match p.total {
+            Some(t) => format!("of {t} (offset {})", p.offset),
+            None => format!("(offset {}, total not counted)", p.offset),
+        },
         if p.has_more {
             ", more with --offset"
         } else {
@@ -448,7 +451,18 @@ fn text(key: &str, v: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => match (time_unit(key), n.as_i64()) {
             (Some(unit), Some(t)) => local_time(t, unit).unwrap_or_else(|| n.to_string()),
-            _ => n.to_string(),
+            (_, Some(_)) => n.to_string(),
+            // A fraction to four places (a score of 0.25697145802506405 reads 0.257); `--json`
+            // keeps every digit.
+            _ => match n.as_f64() {
+                Some(f) => {
+                    let t = format!("{f:.4}");
+                    let t = t.trim_end_matches('0');
+                    t.strip_suffix('.')
+                        .map_or_else(|| t.to_string(), |i| format!("{i}.0"))
+                }
+                None => n.to_string(),
+            },
         },
         Value::String(s) => match time_unit(key) {
             Some(_) => chrono::DateTime::parse_from_rfc3339(s).map_or_else(
@@ -631,15 +645,19 @@ pub fn warn(message: &str) {
     }
 }
 
-/// A search snippet for a terminal: highlights dropped, entities decoded.
+/// A search snippet for a table cell: highlights dropped, entities decoded, and its lines and
+/// runs of spaces joined into one line (a passage of a capsule keeps its markdown's line breaks,
+/// which would make one hit a row of twenty lines).
 fn plain_snippet(html: &str) -> String {
-    html.replace("<b>", "")
+    let text = html
+        .replace("<b>", "")
         .replace("</b>", "")
         .replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&quot;", "\"")
         .replace("&#39;", "'")
-        .replace("&amp;", "&")
+        .replace("&amp;", "&");
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Ctrl-C stopped a command that cleans up after itself; printed as `[CANCELLED] …`.
@@ -672,6 +690,30 @@ pub fn error_line(e: &anyhow::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fraction in a cell reads to four places; whole numbers and times as before.
+    #[test]
+    fn a_fraction_reads_to_four_places() {
+        assert_eq!(
+            text("relevance", &serde_json::json!(0.25697145802506405)),
+            "0.257"
+        );
+        assert_eq!(text("weight", &serde_json::json!(1.0)), "1.0");
+        assert_eq!(text("score", &serde_json::json!(0.00004)), "0.0");
+        assert_eq!(text("matched", &serde_json::json!(12)), "12");
+        assert_eq!(text("similarity", &serde_json::json!(-0.12345)), "-0.1235");
+    }
+
+    /// A snippet is one line of a table: highlights and entities gone, line breaks joined.
+    #[test]
+    fn a_snippet_is_one_line_of_plain_text() {
+        assert_eq!(
+            plain_snippet(
+                "# Auth\n\n## Decisions\nWe use <b>signed</b> &amp; short-lived\n  tokens."
+            ),
+            "# Auth ## Decisions We use signed & short-lived tokens."
+        );
+    }
 
     /// Each response type renders its own table: tools by family, an empty latest as
     /// `(none)`, a page with where it stands, a bundle as its text.
