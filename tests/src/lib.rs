@@ -12,7 +12,7 @@
 //! never by sleeping a fixed time.
 
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use moss_client::Client;
@@ -355,4 +355,35 @@ impl McpSession {
             .cloned()
             .unwrap_or_else(|| panic!("tools/call {name} gave no result: {r}"))
     }
+}
+
+/// The files of an embedding model directory.
+const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+
+/// The embedding model directory `MOSS_TEST_MODEL_DIR` names (`tests/fixtures/model.sh DIR`
+/// makes one; `.ci/run` sets it), or `None` when it is unset or empty, which skips a test that
+/// needs the model (it says so on stderr). Under `CI` a missing model is a failure, and a
+/// directory without the model's files always is.
+pub fn model_dir() -> Option<PathBuf> {
+    let Some(dir) = std::env::var_os("MOSS_TEST_MODEL_DIR").filter(|v| !v.is_empty()) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "MOSS_TEST_MODEL_DIR must name the embedding model under CI (see .ci/run)"
+        );
+        eprintln!("MOSS_TEST_MODEL_DIR is unset: skipping a test that needs the model");
+        return None;
+    };
+    let dir = PathBuf::from(dir);
+    let missing: Vec<&str> = MODEL_FILES
+        .iter()
+        .copied()
+        .filter(|f| !dir.join(f).is_file())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "MOSS_TEST_MODEL_DIR={} lacks {missing:?}: point it at a directory holding \
+         {MODEL_FILES:?} (tests/fixtures/model.sh DIR makes one)",
+        dir.display()
+    );
+    Some(dir)
 }

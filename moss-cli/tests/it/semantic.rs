@@ -5,26 +5,15 @@
 //! tests say so and return, except under `CI`, where a missing model is a failure.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::lifecycle::{Env, ok_json};
+use moss_tests::model_dir;
 
-fn model_dir() -> Option<PathBuf> {
-    match std::env::var_os("MOSS_TEST_MODEL_DIR").filter(|v| !v.is_empty()) {
-        Some(d) => Some(PathBuf::from(d)),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("MOSS_TEST_MODEL_DIR must name the embedding model under CI (see .ci/run)")
-        }
-        None => {
-            eprintln!("MOSS_TEST_MODEL_DIR is unset: skipping a test that needs the model");
-            None
-        }
-    }
-}
+use crate::lifecycle::{Env, ok_json};
 
 fn configure(env: &Env, model: &Path) {
     std::fs::create_dir_all(env.home()).unwrap();

@@ -20,11 +20,10 @@
 //! keyword runs. Keyword's figures must stay above floors a little under the measured ones.
 //! Run it with `cargo test -p moss-tests --test it relevance_figures -- --nocapture`.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use moss_client::search::SearchMode;
-use moss_tests::TestDaemon;
+use moss_tests::{TestDaemon, model_dir};
 use serde_json::{Value, json};
 
 use crate::fixture::{self, FAMILIES, Item, Query, lines, load, rank_of};
@@ -32,8 +31,6 @@ use crate::fixture::{self, FAMILIES, Item, Query, lines, load, rank_of};
 const OVERLAPS: [&str; 3] = ["none", "some", "many"];
 /// The variable naming the model directory.
 const MODEL_VAR: &str = "MOSS_TEST_MODEL_DIR";
-/// The files a model directory holds.
-const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 /// How long the embedding index may take to catch up with the loaded fixture.
 const CATCH_UP: Duration = Duration::from_secs(600);
 
@@ -67,24 +64,6 @@ fn figures(ranks: &[Option<usize>]) -> Figures {
             }
         }),
     }
-}
-
-/// The model directory `MOSS_TEST_MODEL_DIR` names, or `None` when it is unset or empty.
-/// Panics when it names a directory without the model's files.
-fn model_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(std::env::var_os(MODEL_VAR).filter(|v| !v.is_empty())?);
-    let missing: Vec<&str> = MODEL_FILES
-        .iter()
-        .copied()
-        .filter(|f| !dir.join(f).is_file())
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "{MODEL_VAR}={} lacks {missing:?}: point it at a directory holding {MODEL_FILES:?} \
-         (tests/fixtures/model.sh DIR makes one), or unset it to measure keyword search only",
-        dir.display()
-    );
-    Some(dir)
 }
 
 /// Polls `GET /status` until `semantic.behind` is 0: the embedding index holds every loaded

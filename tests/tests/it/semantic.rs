@@ -6,31 +6,16 @@
 //! it). Without it the tests that need a model say so and return, except under `CI`, where a
 //! missing model is a failure.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use moss_client::capsule::{SearchRequest, StoreRequest};
 use moss_client::memory::{MemoryRecallRequest, MemoryStoreRequest};
 use moss_client::reasoning::{NotesCommitRequest, ReasoningSearchRequest};
 use moss_client::search::SearchMode;
-use moss_tests::{TestDaemon, wait_until};
+use moss_tests::{TestDaemon, model_dir, wait_until};
 use serde_json::{Value, json};
 
 const WS: &str = "meaning";
-
-/// The model directory, or `None` (a skip) outside CI when `MOSS_TEST_MODEL_DIR` is unset.
-pub(crate) fn model_dir() -> Option<PathBuf> {
-    match std::env::var_os("MOSS_TEST_MODEL_DIR").filter(|v| !v.is_empty()) {
-        Some(d) => Some(PathBuf::from(d)),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("MOSS_TEST_MODEL_DIR must name the embedding model under CI (see .ci/run)")
-        }
-        None => {
-            eprintln!("MOSS_TEST_MODEL_DIR is unset: skipping a test that needs the model");
-            None
-        }
-    }
-}
 
 /// Waits until the embedding index holds every change (`semantic.behind` is 0).
 pub(crate) async fn caught_up(d: &TestDaemon) {
