@@ -9,6 +9,10 @@
 //! - `<!-- readme-test: skip: REASON -->` on the line before a block leaves it out (it
 //!   installs things, needs another program, or runs until interrupted); the reason is
 //!   required.
+//! - `<!-- readme-test: model -->` on the line before a block runs it with the embedding model
+//!   from `MOSS_TEST_MODEL_DIR` (and leaves it out without one, outside CI): first the test
+//!   does what the README asks of the user, naming the model in `~/.moss/config.json` and
+//!   restarting the daemon.
 //!
 //! Each command runs through `sh -c` in a working directory holding the files the README
 //! takes for granted (`capsule.md`, `updated.md`, `plan.md`, `auth.md`, `ev.json`), with
@@ -23,6 +27,7 @@ use moss_tests::capsule_text;
 use crate::lifecycle::{free_port, mossd};
 
 const SKIP: &str = "<!-- readme-test: skip:";
+const MODEL: &str = "<!-- readme-test: model -->";
 
 /// Longest a README command may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -34,6 +39,8 @@ struct Step {
     command: String,
     /// The error code the README shows for it, if it shows one.
     fails_with: Option<String>,
+    /// Whether it needs the embedding model configured.
+    model: bool,
 }
 
 /// The commands of the README's `sh` blocks, in order, and how many blocks were skipped.
@@ -60,7 +67,12 @@ fn steps(readme: &str) -> (Vec<Step>, usize) {
             );
             skipped += 1;
         } else {
-            steps.extend(block(&lines[start..end], start + 1));
+            let model = marker == MODEL;
+            steps.extend(
+                block(&lines[start..end], start + 1)
+                    .into_iter()
+                    .map(|s| Step { model, ..s }),
+            );
         }
         i = end + 1;
     }
@@ -100,6 +112,7 @@ fn block(lines: &[&str], first: usize) -> Vec<Step> {
             line: at,
             command,
             fails_with: None,
+            model: false,
         });
         k += 1;
     }
@@ -146,6 +159,27 @@ impl User {
         std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         u
+    }
+
+    /// Names the model in the user's `config.json` (keeping what else it says) and restarts
+    /// the daemon, as the README asks.
+    fn configure_model(&self, model: &Path) -> Result<(), String> {
+        let path = self.home().join(".moss/config.json");
+        let mut config: serde_json::Value = match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| format!("{path:?}: {e}"))?,
+            Err(_) => serde_json::json!({}),
+        };
+        config["embeddings"] = serde_json::json!({ "model_dir": model });
+        std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| e.to_string())?;
+        std::fs::write(&path, config.to_string()).map_err(|e| e.to_string())?;
+        let out = self.run("moss daemon restart")?;
+        if !out.status.success() {
+            return Err(format!(
+                "moss daemon restart failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(())
     }
 
     fn home(&self) -> PathBuf {
@@ -238,7 +272,23 @@ fn readme_commands_run_as_written() {
     let user = User::new();
     let started = Instant::now();
     let mut failures = Vec::new();
+    let model = steps
+        .iter()
+        .any(|s| s.model)
+        .then(moss_tests::model_dir)
+        .flatten();
+    let mut configured = false;
+    let mut left_out = 0;
     for step in &steps {
+        if step.model && !configured {
+            let Some(dir) = &model else {
+                left_out += 1;
+                continue;
+            };
+            user.configure_model(dir)
+                .unwrap_or_else(|e| panic!("README.md:{}: {e}", step.line));
+            configured = true;
+        }
         let out = match user.run(&step.command) {
             Ok(out) => out,
             Err(why) => {
@@ -259,8 +309,9 @@ fn readme_commands_run_as_written() {
         ));
     }
     eprintln!(
-        "{} README commands in {:.1} s ({skipped} blocks skipped)",
-        steps.len(),
+        "{} README commands in {:.1} s ({skipped} blocks skipped, {left_out} commands left \
+         out for want of the model)",
+        steps.len() - left_out,
         started.elapsed().as_secs_f64()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
