@@ -610,7 +610,12 @@ pub fn ranked(conn: &Connection, q: &Query, now: i64) -> Result<Ranked> {
 fn describe(q: &Query) -> String {
     let mut parts = Vec::new();
     if !q.phrase_contexts.is_empty() {
-        parts.push(format!("the words {:?}", q.phrase_contexts));
+        use moss_client::search::SearchMode;
+        parts.push(match q.mode {
+            SearchMode::Keyword => format!("the words {:?}", q.phrase_contexts),
+            SearchMode::Semantic => format!("the meaning of {:?}", q.phrase_contexts.join(" ")),
+            SearchMode::Hybrid => format!("the words {:?} or their meaning", q.phrase_contexts),
+        });
     }
     if let Some(c) = &q.context {
         parts.push(format!("context {c:?}"));
@@ -664,6 +669,31 @@ pub fn matching(conn: &Connection, q: &Query, now: i64) -> Result<Vec<(i64, Memo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An empty recall's reason names what was looked for the way the mode looked.
+    #[test]
+    fn an_empty_recall_says_how_it_looked() {
+        use moss_client::search::SearchMode;
+        let req = MemoryRecallRequest {
+            query: Some("indentation style".into()),
+            ..Default::default()
+        };
+        let mut q = Query::from_recall(&req, 30.0).unwrap();
+        for (mode, says) in [
+            (SearchMode::Keyword, r#"the words ["indentation", "style"]"#),
+            (
+                SearchMode::Semantic,
+                r#"the meaning of "indentation style""#,
+            ),
+            (
+                SearchMode::Hybrid,
+                r#"the words ["indentation", "style"] or their meaning"#,
+            ),
+        ] {
+            q.mode = mode;
+            assert_eq!(describe(&q), says);
+        }
+    }
 
     #[test]
     fn words_drop_stop_words_and_split_terms() {
