@@ -19,6 +19,7 @@ pub static SEARCH_SOURCES: &[&Source] = &[
     &crate::capsule::SEARCH_SOURCE,
     &crate::reasoning::search_source::SEARCH_SOURCE,
     &crate::memory::search_source::SEARCH_SOURCE,
+    &crate::tasks::search_source::SEARCH_SOURCE,
 ];
 
 /// The tables embedded for semantic search, as the families declare them (next to their
@@ -27,6 +28,7 @@ pub static EMBED_SOURCES: &[&crate::store::semantic::EmbedSource] = &[
     &crate::capsule::search_source::EMBED_SOURCE,
     &crate::reasoning::search_source::EMBED_SOURCE,
     &crate::memory::search_source::EMBED_SOURCE,
+    &crate::tasks::search_source::EMBED_SOURCE,
 ];
 
 /// What every handler and tool can reach.

@@ -394,12 +394,14 @@ mod tests {
         assert!(p.contains("workspace=? AND context=?"), "{p}");
     }
 
-    /// The word index of plans, tasks and steps is filled from the rows a database already
-    /// holds, and follows every insert, rename and delete after.
+    /// The texts of plans, tasks and steps (the tasks family's full-text and embedding source)
+    /// are filled from the rows a database of version 18 already holds, keeping their document
+    /// numbers and queueing each for the indexes, and follow every insert, rename and delete
+    /// after; the word index they replace is gone.
     #[test]
-    fn task_words_are_backfilled_and_follow_items_and_steps() {
+    fn task_texts_are_backfilled_queued_and_follow_items_and_steps() {
         let mut conn = Connection::open_in_memory().unwrap();
-        up_to(&conn, 16);
+        up_to(&conn, 18);
         conn.execute_batch(
             "INSERT INTO task_items(workspace, id, kind, title, description, revision, seq,
                created_at_ms, updated_at_ms)
@@ -410,33 +412,78 @@ mod tests {
                '[]');",
         )
         .unwrap();
+        let old_docs: Vec<i64> = conn
+            .prepare("SELECT doc FROM task_words_map ORDER BY doc")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
         migrate(&mut conn, MIGRATIONS).unwrap();
-        let hits = |conn: &Connection, q: &str| -> Vec<String> {
-            conn.prepare("SELECT item || '/' || step FROM task_words WHERE task_words MATCH ?1")
+        let texts = |conn: &Connection| -> Vec<(i64, String, String, String)> {
+            conn.prepare(
+                "SELECT doc, item || '/' || step, title, body FROM task_texts ORDER BY doc",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+        };
+        let queued = |conn: &Connection| -> Vec<i64> {
+            conn.prepare("SELECT doc FROM task_texts_fts_queue ORDER BY seq")
                 .unwrap()
-                .query_map([q], |r| r.get(0))
+                .query_map([], |r| r.get(0))
                 .unwrap()
                 .collect::<rusqlite::Result<_>>()
                 .unwrap()
         };
-        assert_eq!(hits(&conn, "\"tab\"*"), ["TASK-001/"]);
-        assert_eq!(hits(&conn, "\"refresh_token\"*"), ["TASK-001/STEP-0001"]);
+        let t = |d: i64, k: &str, title: &str, body: &str| {
+            (d, k.to_string(), title.to_string(), body.to_string())
+        };
+        let (item, step) = (old_docs[0], old_docs[1]);
+        assert_eq!(
+            texts(&conn),
+            [
+                t(item, "TASK-001/", "Refund flow", "keeps tabs"),
+                t(step, "TASK-001/STEP-0001", "Rotate the refresh_token", ""),
+            ]
+        );
+        assert_eq!(queued(&conn), [item, step]);
+        let gone: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name LIKE 'task_words%'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(gone, 0, "the word index and its triggers are dropped");
+
         conn.execute_batch(
-            "INSERT INTO task_steps(workspace, task, step_id, ordinal, title, criteria_json,
+            "DELETE FROM task_texts_fts_queue;
+             INSERT INTO task_steps(workspace, task, step_id, ordinal, title, criteria_json,
                tests_json, blockers_json)
              VALUES ('w', 'TASK-001', 'STEP-0002', 1, 'Deploy it', '[]', '[]', '[]');
              UPDATE task_steps SET title = 'Write the endpoint' WHERE step_id = 'STEP-0001';
-             UPDATE task_items SET title = 'Payments' WHERE id = 'TASK-001';",
+             UPDATE task_items SET title = 'Payments', description = NULL WHERE id = 'TASK-001';
+             UPDATE task_steps SET done = 1 WHERE step_id = 'STEP-0001';",
         )
         .unwrap();
-        assert!(hits(&conn, "\"refresh_token\"*").is_empty());
-        assert!(hits(&conn, "\"refund\"*").is_empty());
-        assert_eq!(hits(&conn, "\"endpoint\"*"), ["TASK-001/STEP-0001"]);
-        assert_eq!(hits(&conn, "\"deploy\"*"), ["TASK-001/STEP-0002"]);
-        assert_eq!(hits(&conn, "\"payment\"*"), ["TASK-001/"]);
+        let added = step + 1;
+        assert_eq!(
+            texts(&conn),
+            [
+                t(item, "TASK-001/", "Payments", ""),
+                t(step, "TASK-001/STEP-0001", "Write the endpoint", ""),
+                t(added, "TASK-001/STEP-0002", "Deploy it", ""),
+            ]
+        );
+        // A change to another column queues nothing.
+        assert_eq!(queued(&conn), [added, step, item]);
         conn.execute("DELETE FROM task_steps WHERE step_id = 'STEP-0002'", [])
             .unwrap();
-        assert!(hits(&conn, "\"deploy\"*").is_empty());
+        assert_eq!(texts(&conn).len(), 2);
+        assert_eq!(queued(&conn), [added, step, item, added]);
     }
 
     /// What `workspace_activity` should hold, grouped from the items themselves: workspace,

@@ -2,7 +2,8 @@
 //!
 //! Each family ranks its own hits with its own search (capsules, reasoning entries and
 //! memories by their full-text index and BM25; plans, tasks and steps by the query words they
-//! hold), among at most its [`RANKED_MATCHES`] newest matches: a word found in every text
+//! hold, among the candidates of their full-text index), among at most its [`RANKED_MATCHES`]
+//! newest matches: a word found in every text
 //! costs as much as one found in a thousand. The lists are fused by **reciprocal rank fusion**: a hit at
 //! rank `r` (1-based) of its family scores `(K + 1) / (K + r)` with `K = 60`, so every family's
 //! best hit scores 1 and a hit's score falls slowly with its rank; ties go to the family
@@ -204,21 +205,29 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         Ok(Some(hits))
     };
     let tasks_hits = async {
-        // Plans, tasks and steps are matched by their words in every mode: they have no
-        // embeddings.
         if !families.contains(&"tasks") {
             return Ok(None);
         }
+        let near = semantic_part(app, &tasks::EMBED_SOURCE, &vector, &spaces).await?;
+        if keyword {
+            app.store.await_index(&tasks::SEARCH_SOURCE).await;
+        }
         let (words, w) = (query_words(&query), ws.clone());
+        // Fused with meaning, the words keep the other families' rule, every word matching:
+        // a task that shares only "the" or "our" with the question would otherwise outrank
+        // every answer found by meaning.
+        let every_word = mode == SearchMode::Hybrid;
         let hits = app
             .store
             .readers
             .run(move |conn| {
-                let mut hits = tasks::search_hits(conn, &words, w.as_deref(), depth)?;
-                for (i, h) in hits.iter_mut().enumerate() {
-                    h.explain = Some(crate::store::semantic::keyword_only(i + 1, f64::NAN));
-                }
-                Ok(hits)
+                let words = if keyword {
+                    tasks::search_hits(conn, &words, w.as_deref(), depth.max(DEPTH), every_word)?
+                } else {
+                    Vec::new()
+                };
+                let meaning = tasks::near_hits(conn, &near)?;
+                Ok(within_family(words, meaning, depth))
             })
             .await?;
         Ok(Some(hits))
@@ -317,20 +326,25 @@ async fn semantic_part(
 
 /// A family's keyword hits and semantic hits (each best first) as one ranking, by reciprocal
 /// rank fusion within the family, each hit carrying its explanation; at most `depth`.
+///
+/// Hits are told apart by workspace and id: a plan's or task's id is unique only within its
+/// workspace (`TASK-004` may be in each).
 fn within_family(
     words: Vec<FamilyHit>,
     meaning: Vec<(FamilyHit, crate::store::semantic::Near)>,
     depth: i64,
 ) -> Vec<FamilyHit> {
-    let keyed_words: Vec<(String, f64)> = words.iter().map(|h| (h.id.clone(), f64::NAN)).collect();
-    let keyed_meaning: Vec<(String, crate::store::semantic::Near)> =
-        meaning.iter().map(|(h, n)| (h.id.clone(), *n)).collect();
+    let key = |h: &FamilyHit| (h.workspace.clone(), h.id.clone());
+    let keyed_words: Vec<((String, String), f64)> =
+        words.iter().map(|h| (key(h), f64::NAN)).collect();
+    let keyed_meaning: Vec<((String, String), crate::store::semantic::Near)> =
+        meaning.iter().map(|(h, n)| (key(h), *n)).collect();
     let fused = crate::store::semantic::fusion::fuse(&keyed_words, &keyed_meaning);
     // A hit both parts found keeps its keyword snippet, which marks the words.
-    let mut by_id: std::collections::HashMap<String, FamilyHit> =
-        words.into_iter().map(|h| (h.id.clone(), h)).collect();
+    let mut by_id: std::collections::HashMap<(String, String), FamilyHit> =
+        words.into_iter().map(|h| (key(&h), h)).collect();
     for (h, _) in meaning {
-        by_id.entry(h.id.clone()).or_insert(h);
+        by_id.entry(key(&h)).or_insert(h);
     }
     fused
         .into_iter()
@@ -480,6 +494,30 @@ mod tests {
             open: ("t", Value::Null),
             explain: None,
         }
+    }
+
+    #[test]
+    fn within_a_family_the_same_id_in_two_workspaces_is_two_hits() {
+        let mut other = hit("TASK-004");
+        other.workspace = "v".into();
+        let near = crate::store::semantic::Near {
+            doc: 1,
+            chunk: 0,
+            similarity: 0.5,
+        };
+        let fused = within_family(
+            vec![hit("TASK-004"), other.clone()],
+            vec![(other, near)],
+            10,
+        );
+        let found: Vec<(&str, &str)> = fused
+            .iter()
+            .map(|h| (h.workspace.as_str(), h.id.as_str()))
+            .collect();
+        assert_eq!(found, [("v", "TASK-004"), ("w", "TASK-004")]);
+        let e = fused[0].explain.as_ref().unwrap();
+        assert_eq!(e.keyword.as_ref().unwrap().rank, 2);
+        assert_eq!(e.semantic.as_ref().unwrap().rank, 1);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 pub use super::{event_id, load_item};
 
 /// A task's steps in tree order (depth first), each with its positional path (`s:0.s:1`); the
@@ -36,16 +37,17 @@ pub fn last_event(conn: &Connection, ws: &str) -> Result<Option<(i64, i64)>> {
 }
 
 /// Plans, tasks and steps whose title or description holds words of `words` (whole words
-/// and their suffixes, case-insensitive: `tab` matches "Tabs"), in workspace `ws` (every
-/// workspace if `None`): the most words matched first, titles counting double, then the
-/// newest; at most `limit`. Candidates come from the `task_words` index (best first, at most
-/// [`CANDIDATES`], ranked among the newest [`crate::search_text::RANKED_MATCHES`] matches),
-/// and are scored on their text.
+/// and their suffixes, case-insensitive: `tab` matches "Tabs"; every one of them when
+/// `every_word`), in workspace `ws` (every workspace if `None`): the most words matched first, titles counting double, then the
+/// newest; at most `limit`. Candidates come from the family's full-text index ([`SEARCH_SOURCE`],
+/// titles weighing double; best first, at most [`CANDIDATES`], ranked among the newest
+/// [`crate::search_text::RANKED_MATCHES`] matches), and are scored on their text.
 pub fn search_hits(
     conn: &Connection,
     words: &[String],
     ws: Option<&str>,
     limit: i64,
+    every_word: bool,
 ) -> Result<Vec<crate::search_text::FamilyHit>> {
     use crate::search_text::{FamilyHit, SNIPPET_CHARS, mark_words};
     if words.is_empty() {
@@ -62,24 +64,36 @@ pub fn search_hits(
             .filter(|w| tokens.iter().any(|t| t.starts_with(w.as_str())))
             .count() as i64
     };
-    // Any word, each as a quoted prefix: no FTS5 operator can come from the words.
+    // Any word (or every word), each as a quoted prefix: no FTS5 operator can come from the
+    // words.
     let expr = words
         .iter()
         .map(|w| format!("\"{}\"*", w.replace('"', "\"\"")))
         .collect::<Vec<_>>()
-        .join(" OR ");
-    let in_ws = if ws.is_some() {
-        "AND workspace = ?2"
-    } else {
-        "AND ?2 IS NULL"
+        .join(if every_word { " AND " } else { " OR " });
+    // How many of the words a title and description hold between them.
+    let held = |title: &str, description: &str| -> usize {
+        let lower = format!("{title} {description}").to_lowercase();
+        let tokens: Vec<&str> = lower
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .filter(|t| !t.is_empty())
+            .collect();
+        words
+            .iter()
+            .filter(|w| tokens.iter().any(|t| t.starts_with(w.as_str())))
+            .count()
     };
-    let mut candidates = conn.prepare_cached(&format!(
-        "SELECT workspace, item, step FROM task_words WHERE task_words MATCH ?1 {in_ws}
-           AND rowid >= coalesce((
-             SELECT rowid FROM task_words WHERE task_words MATCH ?1 {in_ws}
-             ORDER BY rowid DESC LIMIT 1 OFFSET ?4), 0)
-         ORDER BY rank LIMIT ?3"
-    ))?;
+    let mut candidates = conn.prepare_cached(
+        "SELECT t.workspace, t.item, t.step
+         FROM fts.tasks_fts AS f CROSS JOIN task_texts AS t ON t.doc = f.rowid
+         WHERE f.tasks_fts MATCH ?1 AND (?2 IS NULL OR t.workspace = ?2)
+           AND f.rowid >= coalesce((
+             SELECT nf.rowid FROM fts.tasks_fts AS nf
+             CROSS JOIN task_texts AS nt ON nt.doc = nf.rowid
+             WHERE nf.tasks_fts MATCH ?1 AND (?2 IS NULL OR nt.workspace = ?2)
+             ORDER BY nf.rowid DESC LIMIT 1 OFFSET ?4), 0)
+         ORDER BY bm25(tasks_fts, 2.0, 1.0), f.rowid DESC LIMIT ?3",
+    )?;
     let newest = crate::search_text::RANKED_MATCHES;
     let found: Vec<(String, String, String)> = candidates
         .query_map(rusqlite::params![expr, ws, CANDIDATES, newest - 1], |r| {
@@ -116,7 +130,7 @@ pub fn search_hits(
                 continue;
             };
             let score = 2 * matches(&title) + matches(&description);
-            if score == 0 {
+            if score == 0 || (every_word && held(&title, &description) < words.len()) {
                 continue;
             }
             let text = if matches(&description) > matches(&title) {
@@ -147,7 +161,7 @@ pub fn search_hits(
                 continue;
             };
             let score = 2 * matches(&title);
-            if score == 0 {
+            if score == 0 || (every_word && held(&title, "") < words.len()) {
                 continue;
             }
             hits.push((
@@ -168,6 +182,55 @@ pub fn search_hits(
     hits.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
     hits.truncate(limit.max(0) as usize);
     Ok(hits.into_iter().map(|(_, _, h)| h).collect())
+}
+
+/// The plans, tasks and steps of `near` (the embedding index's documents, best first) that
+/// still exist, as hits, each with its match: a plan's or task's snippet is the passage of its
+/// description that matched (its title when that is all it has), a step's its title.
+pub fn near_hits(
+    conn: &Connection,
+    near: &[crate::store::semantic::Near],
+) -> Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
+    use crate::search_text::{FamilyHit, SNIPPET_CHARS, render_snippet};
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.workspace, t.item, t.step, t.title, t.body, i.kind
+         FROM task_texts AS t JOIN task_items AS i ON i.workspace = t.workspace AND i.id = t.item
+         WHERE t.doc = ?1",
+    )?;
+    let mut out = Vec::with_capacity(near.len());
+    for n in near {
+        let hit = stmt
+            .query_row([n.doc], |r| {
+                let workspace: String = r.get(0)?;
+                let item: String = r.get(1)?;
+                let step: String = r.get(2)?;
+                let title: String = r.get(3)?;
+                let body: String = r.get(4)?;
+                let kind: String = r.get(5)?;
+                let passage = crate::store::semantic::passage(&body, n.chunk);
+                let text = if passage.is_empty() { &title } else { &passage };
+                let (id, kind) = if step.is_empty() {
+                    (item.clone(), kind)
+                } else {
+                    (format!("{item}/{step}"), "step".to_string())
+                };
+                Ok(FamilyHit {
+                    snippet: render_snippet(text, SNIPPET_CHARS),
+                    open: (
+                        "tasks_radar",
+                        serde_json::json!({"workspace": workspace, "task": item}),
+                    ),
+                    id,
+                    kind,
+                    title,
+                    workspace,
+                    explain: None,
+                })
+            })
+            .optional()?;
+        out.extend(hit.map(|h| (h, *n)));
+    }
+    Ok(out)
 }
 
 /// The most plans, tasks and steps one search scores (the index's best first).

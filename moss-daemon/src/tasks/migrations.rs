@@ -6,14 +6,15 @@
 use crate::store::migrations::Migration;
 
 /// The tasks toolset's migrations, by version.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 17,
-    // A word index over the titles and descriptions of plans and tasks and the titles of steps,
-    // so that moss_search finds them without reading every title of a workspace. FTS5 in
-    // moss.db, kept by triggers in the writing transaction (titles are short and few writes
-    // touch them); `task_words_map` gives each item or step its document number. Words keep
-    // `_` (`refresh_token` is one word) and are stemmed like every other index.
-    sql: r#"
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 17,
+        // A word index over the titles and descriptions of plans and tasks and the titles of steps,
+        // so that moss_search finds them without reading every title of a workspace. FTS5 in
+        // moss.db, kept by triggers in the writing transaction (titles are short and few writes
+        // touch them); `task_words_map` gives each item or step its document number. Words keep
+        // `_` (`refresh_token` is one word) and are stemmed like every other index.
+        sql: r#"
     CREATE TABLE task_words_map (
       doc       INTEGER PRIMARY KEY,
       workspace TEXT NOT NULL,
@@ -74,4 +75,79 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
       JOIN task_words_map AS m
         ON m.workspace = s.workspace AND m.item = s.task AND m.step = s.step_id;
     "#,
-}];
+    },
+    Migration {
+        version: 19,
+        // Plans, tasks and steps become a full-text source like every other family's, so that
+        // the embedder, which follows the full-text sources' queues, embeds them too.
+        // `task_texts` holds one row per plan, task or step (its rowid the document number of
+        // both indexes; the item's title and description, or the step's title), kept by
+        // triggers on `task_items` and `task_steps`; triggers on it queue each change in
+        // `task_texts_fts_queue`. The word index `task_words` in moss.db gives way to the
+        // source's FTS5 table in the index file. Existing rows keep their document numbers.
+        sql: r#"
+    CREATE TABLE task_texts (
+      doc       INTEGER PRIMARY KEY,
+      workspace TEXT NOT NULL,
+      item      TEXT NOT NULL,
+      step      TEXT NOT NULL,
+      title     TEXT NOT NULL,
+      body      TEXT NOT NULL,
+      UNIQUE (workspace, item, step)
+    );
+    CREATE TABLE task_texts_fts_queue (seq INTEGER PRIMARY KEY, doc INTEGER NOT NULL);
+    CREATE TRIGGER task_texts_fts_insert AFTER INSERT ON task_texts BEGIN
+      INSERT INTO task_texts_fts_queue(doc) VALUES (new.doc);
+    END;
+    CREATE TRIGGER task_texts_fts_delete AFTER DELETE ON task_texts BEGIN
+      INSERT INTO task_texts_fts_queue(doc) VALUES (old.doc);
+    END;
+    CREATE TRIGGER task_texts_fts_update AFTER UPDATE OF title, body ON task_texts BEGIN
+      INSERT INTO task_texts_fts_queue(doc) VALUES (new.doc);
+    END;
+
+    INSERT INTO task_texts(doc, workspace, item, step, title, body)
+      SELECT m.doc, i.workspace, i.id, '', i.title, coalesce(i.description, '')
+      FROM task_words_map AS m
+      JOIN task_items AS i ON i.workspace = m.workspace AND i.id = m.item AND m.step = '';
+    INSERT INTO task_texts(doc, workspace, item, step, title, body)
+      SELECT m.doc, s.workspace, s.task, s.step_id, s.title, ''
+      FROM task_words_map AS m
+      JOIN task_steps AS s
+        ON s.workspace = m.workspace AND s.task = m.item AND s.step_id = m.step;
+
+    DROP TRIGGER task_words_item_insert;
+    DROP TRIGGER task_words_item_update;
+    DROP TRIGGER task_words_item_delete;
+    DROP TRIGGER task_words_step_insert;
+    DROP TRIGGER task_words_step_update;
+    DROP TRIGGER task_words_step_delete;
+    DROP TABLE task_words;
+    DROP TABLE task_words_map;
+
+    CREATE TRIGGER task_texts_item_insert AFTER INSERT ON task_items BEGIN
+      INSERT INTO task_texts(workspace, item, step, title, body)
+      VALUES (new.workspace, new.id, '', new.title, coalesce(new.description, ''));
+    END;
+    CREATE TRIGGER task_texts_item_update AFTER UPDATE OF title, description ON task_items BEGIN
+      UPDATE task_texts SET title = new.title, body = coalesce(new.description, '')
+      WHERE workspace = new.workspace AND item = new.id AND step = '';
+    END;
+    CREATE TRIGGER task_texts_item_delete AFTER DELETE ON task_items BEGIN
+      DELETE FROM task_texts WHERE workspace = old.workspace AND item = old.id AND step = '';
+    END;
+    CREATE TRIGGER task_texts_step_insert AFTER INSERT ON task_steps BEGIN
+      INSERT INTO task_texts(workspace, item, step, title, body)
+      VALUES (new.workspace, new.task, new.step_id, new.title, '');
+    END;
+    CREATE TRIGGER task_texts_step_update AFTER UPDATE OF title ON task_steps BEGIN
+      UPDATE task_texts SET title = new.title
+      WHERE workspace = new.workspace AND item = new.task AND step = new.step_id;
+    END;
+    CREATE TRIGGER task_texts_step_delete AFTER DELETE ON task_steps BEGIN
+      DELETE FROM task_texts
+      WHERE workspace = old.workspace AND item = old.task AND step = old.step_id;
+    END;
+    "#,
+    },
+];

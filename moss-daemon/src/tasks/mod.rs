@@ -19,6 +19,7 @@ pub mod interface;
 pub mod items;
 pub mod migrations;
 pub mod mutations;
+pub mod search_source;
 pub mod views;
 
 pub use items::{event_id, load_item};

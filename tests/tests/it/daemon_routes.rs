@@ -35,11 +35,13 @@ async fn status_reports_address_version_pid_database_and_uptime() {
     assert_eq!(s.index_behind, Some(0), "nothing written, nothing to index");
     assert_eq!(
         s.index,
-        ["capsules", "reasoning", "memories"].map(|source| moss_client::daemon::IndexStatus {
-            source: source.into(),
-            queued: 0,
-            applied: 0,
-            behind: 0
+        ["capsules", "reasoning", "memories", "tasks"].map(|source| {
+            moss_client::daemon::IndexStatus {
+                source: source.into(),
+                queued: 0,
+                applied: 0,
+                behind: 0,
+            }
         }),
         "the index reports each source"
     );

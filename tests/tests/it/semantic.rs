@@ -1,5 +1,5 @@
 //! Semantic and hybrid search with a real embedding model: a question that shares no word with
-//! what answers it finds it by meaning, over REST and MCP, in every family that embeds; keyword
+//! what answers it finds it by meaning, over REST and MCP, in every family; keyword
 //! mode does not; `explain` shows both parts; and a daemon without a model searches as before.
 //!
 //! The model comes from `MOSS_TEST_MODEL_DIR` (`tests/fixtures/model.sh DIR` makes one; CI sets
@@ -12,6 +12,7 @@ use moss_client::capsule::{SearchRequest, StoreRequest};
 use moss_client::memory::{MemoryRecallRequest, MemoryStoreRequest};
 use moss_client::reasoning::{NotesCommitRequest, ReasoningSearchRequest};
 use moss_client::search::SearchMode;
+use moss_client::tasks::{NewStep, TasksCreateRequest};
 use moss_tests::{TestDaemon, model_dir, wait_until};
 use serde_json::{Value, json};
 
@@ -273,6 +274,163 @@ async fn a_question_sharing_no_word_finds_its_answer_in_hybrid_mode_and_not_in_k
         let items = keyword["items"].as_array().unwrap();
         assert!(position(items, |h| h["id"] == id.as_str()).is_none_or(|r| r > 5));
         assert_eq!(keyword["mode"], "keyword");
+    }
+    d.stop().await;
+}
+
+/// A task and a step whose words a question shares none of, among tasks on other matters;
+/// the same task again in another workspace; and a task sharing one word with the task's
+/// question. Returns the task's id, the step's (`TASK/STEP`) and that other task's.
+async fn seed_tasks(d: &TestDaemon) -> (String, String, String) {
+    let c = &d.client;
+    let create = |ws: &str, title: &str, parent: Option<String>, description: Option<&str>| {
+        TasksCreateRequest {
+            workspace: ws.into(),
+            title: title.into(),
+            kind: Some(if parent.is_some() { "task" } else { "plan" }.into()),
+            parent,
+            description: description.map(Into::into),
+            ..Default::default()
+        }
+    };
+    let mut found = None;
+    for ws in [WS, "elsewhere"] {
+        let plan = c
+            .tasks()
+            .create(&create(ws, "Engineering chores", None, None))
+            .await
+            .unwrap();
+        let task = c
+            .tasks()
+            .create(&TasksCreateRequest {
+                steps: Some(vec![NewStep {
+                    title: "Rotate the database password every quarter".into(),
+                    ..Default::default()
+                }]),
+                ..create(
+                    ws,
+                    "Speed up the nightly build",
+                    Some(plan.item.id.clone()),
+                    Some(
+                        "Cache compiled dependencies between runs so the pipeline finishes sooner.",
+                    ),
+                )
+            })
+            .await
+            .unwrap();
+        if ws == WS {
+            let step = format!("{}/{}", task.item.id, task.steps[0].step_id);
+            // It shares one word with the task's question, and only that one.
+            let how = c
+                .tasks()
+                .create(&create(
+                    ws,
+                    "Agree on how the team votes",
+                    Some(plan.item.id.clone()),
+                    None,
+                ))
+                .await
+                .unwrap();
+            found = Some((task.item.id, step, how.item.id));
+        }
+        for t in TOPICS {
+            c.tasks()
+                .create(&create(ws, t, Some(plan.item.id.clone()), None))
+                .await
+                .unwrap();
+        }
+    }
+    found.unwrap()
+}
+
+/// Questions sharing no word with the task and with the step.
+const TASK_Q: &str = "how can CI get faster";
+const STEP_Q: &str = "change DB credentials regularly";
+
+/// `moss_search` ranks plans, tasks and steps by meaning too, over REST and MCP, among the
+/// workspace asked for only; the embedder catches up over tasks written before the daemon had
+/// a model.
+#[tokio::test]
+async fn moss_search_finds_a_task_and_a_step_by_meaning_over_rest_and_mcp() {
+    let Some(model) = model_dir() else { return };
+    // Written before there was a model: the embedder must catch up over them.
+    let d = TestDaemon::start().await;
+    let (task, step, how) = seed_tasks(&d).await;
+    let home = d.stop_keeping_home().await;
+    let d = TestDaemon::start_in(home, Some(json!({ "embeddings": { "model_dir": model } }))).await;
+    caught_up(&d).await;
+    let (_, status) = d.call("GET", "/status", None).await;
+    let tasks = status["semantic"]["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["source"] == "tasks")
+        .unwrap_or_else(|| panic!("a tasks source: {status}"));
+    // Per workspace: a plan, a task, its step and twelve tasks more; one more in the first.
+    assert_eq!(tasks["items"], 2 * 15 + 1, "{status}");
+
+    let rest = |q: &str, mode| moss_client::moss::SearchRequest {
+        query: q.into(),
+        workspace: Some(WS.into()),
+        mode: Some(mode),
+        explain: Some(true),
+        safe_query: Some(true),
+        ..Default::default()
+    };
+    let mut mcp = d.mcp().await;
+    for (q, id) in [(TASK_Q, &task), (STEP_Q, &step)] {
+        let hybrid = d
+            .client
+            .moss()
+            .search(&rest(q, SearchMode::Hybrid))
+            .await
+            .unwrap();
+        assert_eq!(hybrid.mode, SearchMode::Hybrid);
+        assert!(
+            hybrid.items.iter().all(|h| h.workspace == WS),
+            "the workspace applies before ranking: {hybrid:#?}"
+        );
+        let at = position(&hybrid.items, |h| h.id == *id);
+        assert!(at.is_some_and(|r| r <= 5), "{q}: {at:?} in {hybrid:#?}");
+        let hit = &hybrid.items[at.unwrap() - 1];
+        assert_eq!(hit.family, "tasks");
+        let e = hit.explain.as_ref().unwrap();
+        assert!(e.semantic.as_ref().unwrap().similarity > 0.2, "{e:?}");
+        assert!(e.keyword.is_none(), "no word matches: {e:?}");
+        let keyword = d
+            .client
+            .moss()
+            .search(&rest(q, SearchMode::Keyword))
+            .await
+            .unwrap();
+        assert!(
+            position(&keyword.items, |h| h.id == *id).is_none(),
+            "{q}: {keyword:#?}"
+        );
+        if q == TASK_Q {
+            // Keyword mode ranks plans, tasks and steps by the words they share with the
+            // question, one is enough; fused with meaning, the keyword part takes only those
+            // holding every word, as the other families' do.
+            assert!(keyword.items.iter().any(|h| h.id == how), "{keyword:#?}");
+            let other = hybrid.items.iter().find(|h| h.id == how);
+            assert!(
+                other.is_none_or(|h| h.explain.as_ref().unwrap().keyword.is_none()),
+                "{hybrid:#?}"
+            );
+        }
+
+        let hybrid = moss_search(&mut mcp, q, "hybrid").await;
+        let items = hybrid["items"].as_array().unwrap();
+        let at = position(items, |h| h["id"] == id.as_str());
+        assert!(at.is_some_and(|r| r <= 5), "{q}: {at:?} in {hybrid:#}");
+        assert_eq!(items[at.unwrap() - 1]["family"], "tasks");
+        assert!(items[at.unwrap() - 1]["explain"]["semantic"]["similarity"].is_number());
+        let keyword = moss_search(&mut mcp, q, "keyword").await;
+        let items = keyword["items"].as_array().unwrap();
+        assert!(
+            position(items, |h| h["id"] == id.as_str()).is_none(),
+            "{keyword:#}"
+        );
     }
     d.stop().await;
 }
