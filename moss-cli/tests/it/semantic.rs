@@ -1,5 +1,6 @@
 //! The embedding index through the real binaries: it survives a `kill -9` of the daemon and
-//! catches up without embedding again what it had, and a change of model rebuilds it.
+//! catches up without embedding again what it had, a change of model rebuilds it, and the CLI
+//! finds a note and a memory by meaning where keyword search does not, explaining both parts.
 //!
 //! The model comes from `MOSS_TEST_MODEL_DIR` (`tests/fixtures/model.sh DIR`); without it these
 //! tests say so and return, except under `CI`, where a missing model is a failure.
@@ -221,4 +222,126 @@ fn bench_semantic_times_every_call_and_mode_once_the_index_caught_up() {
     }
     let s = status(&env);
     assert_eq!(s["semantic"]["behind"], 0, "{s}");
+}
+
+/// Texts on unrelated matters, to rank against.
+const TOPICS: [&str; 8] = [
+    "The sourdough starter needs feeding twice a day with rye flour.",
+    "Tomato seedlings go outside after the last frost in May.",
+    "The invoice template uses a serif font and the company logo.",
+    "Nightly database backups are copied to cold storage on Sundays.",
+    "Warehouse shelves are labelled by aisle, bay and level.",
+    "Customer support replies within four hours on weekdays.",
+    "The bicycle fleet gets new tyres before winter.",
+    "The orchestra rehearses the second movement on Thursdays.",
+];
+
+/// Where `is` first holds in `items` (1-based), if anywhere.
+fn position(items: &Value, is: impl Fn(&Value) -> bool) -> Option<usize> {
+    items.as_array().unwrap().iter().position(is).map(|i| i + 1)
+}
+
+/// Through the CLI as the README shows it: a reasoning note (`moss reason search`, the
+/// branchmind_search tool) and a memory (`moss mem recall`) that share no word with the
+/// question are in the top 5 in hybrid mode and not in keyword mode, and `explain` shows the
+/// keyword part and the semantic part.
+#[test]
+fn the_cli_finds_a_note_and_a_memory_by_meaning_and_explains_both_parts() {
+    let Some(model) = model_dir() else { return };
+    let env = Env::new();
+    configure(&env, &model);
+    let ws = ["-w", "meaning"];
+    let note = ok_json(&env.moss(&[
+        "reason",
+        "notes-commit",
+        ws[0],
+        ws[1],
+        "doc=notes",
+        "content=The flaky rollout came from a race between the schema migration job and the \
+         web pods starting.",
+    ]));
+    let note_seq = note["entry"]["seq"].as_i64().unwrap();
+    let memory = ok_json(&env.moss(&[
+        "mem",
+        "store",
+        ws[0],
+        ws[1],
+        "content=User prefers tabs over spaces.",
+    ]));
+    let memory_id = memory["memory"]["id"].as_str().unwrap().to_string();
+    for t in TOPICS {
+        let content = format!("content={t}");
+        ok_json(&env.moss(&[
+            "reason",
+            "notes-commit",
+            ws[0],
+            ws[1],
+            "doc=notes",
+            &content,
+        ]));
+        ok_json(&env.moss(&["mem", "store", ws[0], ws[1], &content]));
+    }
+    wait_semantic(&env, Duration::from_secs(300), caught_up);
+
+    let search = |query: &str, mode: &str| {
+        ok_json(&env.moss(&[
+            "reason",
+            "search",
+            ws[0],
+            ws[1],
+            &format!("query={query}"),
+            &format!("mode={mode}"),
+            "explain:=true",
+        ]))
+    };
+    let is_note = |h: &Value| h["seq"] == note_seq;
+    let keyword = search("why did the deploy break", "keyword");
+    assert_eq!(keyword["mode"], "keyword", "{keyword}");
+    assert!(
+        position(&keyword["hits"], is_note).is_none_or(|r| r > 5),
+        "{keyword}"
+    );
+    let hybrid = search("why did the deploy break", "hybrid");
+    assert_eq!(hybrid["mode"], "hybrid", "{hybrid}");
+    let at = position(&hybrid["hits"], is_note);
+    assert!(at.is_some_and(|r| r <= 5), "{at:?} in {hybrid}");
+    let e = &hybrid["hits"][at.unwrap() - 1]["explain"];
+    assert!(e["semantic"]["similarity"].as_f64().unwrap() > 0.2, "{e}");
+    assert!(e["keyword"].is_null(), "no word matches: {e}");
+    // A question sharing words with the note: both parts.
+    let both = search("flaky rollout", "hybrid");
+    let e = &both["hits"][position(&both["hits"], is_note).unwrap() - 1]["explain"];
+    assert_eq!(e["keyword"]["rank"], 1, "{both}");
+    assert!(e["semantic"]["similarity"].is_number(), "{both}");
+
+    let recall = |query: &str, mode: &str| {
+        ok_json(&env.moss(&[
+            "mem",
+            "recall",
+            ws[0],
+            ws[1],
+            &format!("query={query}"),
+            &format!("mode={mode}"),
+            "explain:=true",
+        ]))
+    };
+    let is_memory = |m: &Value| m["id"] == memory_id.as_str();
+    let keyword = recall("indentation style", "keyword");
+    assert_eq!(keyword["mode"], "keyword", "{keyword}");
+    assert!(
+        position(&keyword["items"], is_memory).is_none_or(|r| r > 5),
+        "{keyword}"
+    );
+    let hybrid = recall("indentation style", "hybrid");
+    assert_eq!(hybrid["mode"], "hybrid", "{hybrid}");
+    let at = position(&hybrid["items"], is_memory);
+    assert!(at.is_some_and(|r| r <= 5), "{at:?} in {hybrid}");
+    let e = &hybrid["items"][at.unwrap() - 1]["explain"];
+    assert!(e["similarity"].as_f64().unwrap() > 0.2, "{e}");
+    assert!(e["semantic"].as_f64().unwrap() > 0.0, "{e}");
+    assert_eq!(e["text"], 0.0, "no word matches: {e}");
+    let both = recall("tabs", "hybrid");
+    let e = &both["items"][position(&both["items"], is_memory).unwrap() - 1]["explain"];
+    assert!(e["text"].as_f64().unwrap() > 0.0, "{both}");
+    assert!(e["semantic"].as_f64().unwrap() > 0.0, "{both}");
 }
