@@ -118,7 +118,9 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         Some(w) => Some(crate::names::workspace(Some(w))?.norm),
         None => None,
     };
-    let depth = (offset + limit).min(DEPTH);
+    // One hit more than the page needs from each family: a family with more hits than the
+    // page shows then leaves more in the fused list, and so a cursor to them.
+    let depth = (offset + limit + 1).min(DEPTH);
     let mut mode = app.store.semantic.mode(req.mode)?;
     let explain = req.explain.unwrap_or(false);
     // By meaning: the query's vector once, for every family.

@@ -605,6 +605,53 @@ async fn search_finds_a_task_by_a_snake_case_word() {
     assert_eq!(v["items"][0]["kind"], "step", "{v}");
 }
 
+/// A family with more hits than a page holds leaves a cursor to the rest, whichever family
+/// it is, and the last page leaves none.
+#[tokio::test]
+async fn search_pages_through_one_family_s_hits() {
+    let d = TestDaemon::start().await;
+    for i in 0..5 {
+        let (s, v) = d
+            .call(
+                "POST",
+                "/capsules",
+                Some(json!({"workspace": "pages", "name": format!("c{i}"),
+                "capsule_text": capsule_text(&format!("pangolinpage {i}"))})),
+            )
+            .await;
+        assert_eq!(s, 200, "{v}");
+        ok(
+            &d,
+            "/tasks/create",
+            json!({"workspace": "pages", "title": format!("Pangolinpage task {i}")}),
+        )
+        .await;
+    }
+    for family in ["capsule", "tasks"] {
+        let path = format!("/search?query=pangolinpage&families={family}&limit=3");
+        let (s, first) = d.call("GET", &path, None).await;
+        assert_eq!(s, 200, "{first}");
+        assert_eq!(first["items"].as_array().unwrap().len(), 3, "{first}");
+        let next = first["pagination"]["next_cursor"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{family}: 5 hits, 3 shown, no cursor: {first}"))
+            .to_string();
+        let (_, second) = d.call("GET", &format!("{path}&cursor={next}"), None).await;
+        let ids = |v: &Value| -> Vec<String> {
+            v["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h["id"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let (a, b) = (ids(&first), ids(&second));
+        assert_eq!(b.len(), 2, "{family}: {second}");
+        assert!(a.iter().all(|x| !b.contains(x)), "{first} {second}");
+        assert!(second["pagination"]["next_cursor"].is_null(), "{second}");
+    }
+}
+
 /// The task link filters inventory, search and compose as it filters list, and search hits
 /// carry it; a malformed task is refused naming the field.
 #[tokio::test]
