@@ -139,6 +139,13 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         }
     };
     let keyword = mode != SearchMode::Semantic;
+    // How many hits a family's words give: by words alone, those the page can reach (each one's
+    // snippet and row read costs); with meaning, the deeper list fused within the family.
+    let words_depth = if mode == SearchMode::Keyword {
+        depth
+    } else {
+        DEPTH
+    };
     let spaces = ws.clone().map(|w| vec![w]);
     // Each family searches on a read connection of its own, all at once; their answers (and
     // a failure, the first family's first) are taken in the family order.
@@ -196,7 +203,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             .readers
             .run(move |conn| {
                 let words = if keyword {
-                    reasoning::search_hits(conn, &q, w.as_deref(), depth.max(DEPTH))?
+                    reasoning::search_hits(conn, &q, w.as_deref(), words_depth)?
                 } else {
                     Vec::new()
                 };
@@ -248,7 +255,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             .readers
             .run(move |conn| {
                 let words = if keyword {
-                    memories::search_hits(conn, &q, w.as_deref(), depth.max(DEPTH))?
+                    memories::search_hits(conn, &q, w.as_deref(), words_depth)?
                 } else {
                     Vec::new()
                 };
