@@ -32,6 +32,7 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
+    elementwise_on_the_callers_thread();
     // A Lua source's runner process (see moss_daemon::memory::runner): no logging, no
     // arguments, no runtime.
     if std::env::args_os()
@@ -51,6 +52,23 @@ fn main() -> std::process::ExitCode {
             let _ = writeln!(std::io::stderr(), "mossd: {e:#}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+/// Candle, which runs the embedding model, hands the elementwise operations on a large tensor
+/// (the activation function, softmax, adding a layer's input) to threads of its own, one per
+/// core, started on first use at normal priority; the caller and those threads spin on each
+/// other at every operation. The embedder runs at idle priority on a pool of its own, and on a
+/// busy machine the spinning took more CPU than it saved (`examples/embed_speed.rs`: with
+/// those threads off, the same texts took about half the CPU time). `CANDLE_NUM_THREADS=1`,
+/// which candle reads once when it starts them, keeps that work on the calling thread; the
+/// matrix products still run on the embedder's pool. A value set by the user is kept.
+#[allow(unsafe_code)]
+fn elementwise_on_the_callers_thread() {
+    if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
+        // SAFETY: this is the first statement of main, before any thread is started, so no
+        // other thread reads or writes the environment meanwhile.
+        unsafe { std::env::set_var("CANDLE_NUM_THREADS", "1") };
     }
 }
 
