@@ -110,7 +110,7 @@ impl Model {
     ///
     /// The texts are tokenized together, ordered by their number of tokens and run through the
     /// model in groups of similar length, each padded only to its own longest text and holding
-    /// at most [`GROUP_TOKENS`] tokens with the padding: a short memory is not padded to the
+    /// at most `GROUP_TOKENS` tokens with the padding: a short memory is not padded to the
     /// length of a capsule's passage, and a group's activations stay small enough for the
     /// processor's caches. Padding is masked out, so a text's vector does not depend on the
     /// texts it is embedded with.
