@@ -34,7 +34,7 @@
 //! **The query** is always plain words (a recall never fails on FTS5 syntax): each word, split
 //! at punctuation, is one quoted term of an OR query, so `safe_query` changes nothing here.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use moss_client::memory::{
     Memory, MemoryRecallRequest, MemoryRecallResponse, Recalled, ScoreParts,
@@ -387,6 +387,30 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
     let mut row_matches = conn.prepare_cached(
         "SELECT 1 FROM fts.memories_fts AS f WHERE f.memories_fts MATCH ?1 AND f.rowid = ?2",
     )?;
+    // Without a context, the rows the full text ranked lie among the newest matches of the
+    // query's words in the workspaces, a span of rowids holding at most `RANKED_MATCHES` of
+    // them: an expression made of those words is read once over the span (its matches there),
+    // not looked up once per row (a seek in its whole list of matches each time, for each
+    // word of the question and each of up to `FTS_CANDIDATES` rows).
+    let span = if q.context.is_none() {
+        let ranked: Vec<i64> = matches
+            .iter()
+            .filter(|(_, (bm25, _))| bm25.is_some())
+            .map(|(rid, _)| *rid)
+            .collect();
+        ranked
+            .iter()
+            .min()
+            .copied()
+            .zip(ranked.iter().max().copied())
+    } else {
+        None
+    };
+    let mut span_matches = conn.prepare_cached(
+        "SELECT f.rowid FROM fts.memories_fts AS f
+         WHERE f.memories_fts MATCH ?1 AND f.rowid BETWEEN ?2 AND ?3",
+    )?;
+    let mut matched_in_span: HashMap<String, HashSet<i64>> = HashMap::new();
     let mut load = conn.prepare_cached(&format!(
         "SELECT m.seq, m.context_count, m.session, {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
     ))?;
@@ -419,6 +443,15 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
         }
         let coverage = if bm25.is_some() {
             let mut matches = |e: &str| -> Result<bool> {
+                if let Some((lo, hi)) = span {
+                    if !matched_in_span.contains_key(e) {
+                        let rows = span_matches
+                            .query_map(params![e, lo, hi], |r| r.get::<_, i64>(0))?
+                            .collect::<rusqlite::Result<_>>()?;
+                        matched_in_span.insert(e.to_string(), rows);
+                    }
+                    return Ok(matched_in_span.get(e).is_some_and(|m| m.contains(&rid)));
+                }
                 Ok(row_matches
                     .query_row(params![e, rid], |_| Ok(()))
                     .optional()?
