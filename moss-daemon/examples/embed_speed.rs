@@ -177,6 +177,27 @@ fn main() {
             .flat_map(|x| model.embed(&[x]).expect("embed"))
             .collect()
     };
+    if want("query") {
+        // Questions as a search embeds them: one at a time, on the caller's thread.
+        let questions: Vec<String> = memories(200)
+            .iter()
+            .map(|m| m.split_whitespace().take(8).collect::<Vec<_>>().join(" "))
+            .collect();
+        let mut ms: Vec<f64> = questions
+            .iter()
+            .map(|q| {
+                let t = Instant::now();
+                model.embed(&[q.as_str()]).expect("embed");
+                t.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        println!(
+            "questions one at a time: p50 {:.2} ms, p95 {:.2} ms",
+            ms[ms.len() / 2],
+            ms[ms.len() * 95 / 100]
+        );
+    }
     for (name, texts) in [("memories", &mems), ("passages", &caps)] {
         let steps = time(&format!("{name}: steps of 16"), texts, &pool_n, embed);
         if want("one-thread") {
