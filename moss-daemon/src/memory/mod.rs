@@ -361,38 +361,55 @@ impl Memories {
         self.touch(req.session.as_deref());
         q.mode = self.store.semantic.mode(req.mode)?;
         let text = req.query.as_deref().map(str::trim).unwrap_or("");
-        if q.mode != SearchMode::Keyword && !text.is_empty() {
-            match self.store.semantic.query_vector(text).await? {
-                Some(v) => {
-                    q.semantic = self
-                        .store
-                        .semantic
-                        .nearest(
-                            &search_source::EMBED_SOURCE,
-                            v,
-                            Some(q.workspaces.clone()),
-                            crate::store::semantic::fusion::DEPTH,
-                        )
-                        .await?;
-                    if q.mode == SearchMode::Semantic {
-                        // Meaning only: the words still match contexts, not the index.
-                        q.terms.clear();
-                    }
-                }
-                None if q.mode == SearchMode::Semantic => {
-                    return Err(crate::store::semantic::not_ready());
-                }
-                None => q.mode = SearchMode::Keyword,
-            }
-        } else if q.mode != SearchMode::Keyword {
+        if text.is_empty() {
             // Nothing to embed (a slot or context alone): ranked as before.
             q.mode = SearchMode::Keyword;
         }
-        self.store.await_index(&SEARCH_SOURCE).await;
+        if q.mode == SearchMode::Semantic {
+            // Meaning only: the words still match contexts, not the index.
+            q.terms.clear();
+        }
+        // The words' matches are read while the question is embedded and its nearest memories
+        // found: the two take about as long, and neither needs the other.
+        let words = async {
+            self.store.await_index(&SEARCH_SOURCE).await;
+            let q = q.clone();
+            self.store
+                .readers
+                .run(move |conn| rank::word_matches(conn, &q))
+                .await
+        };
+        let meaning = async {
+            if q.mode == SearchMode::Keyword {
+                return Ok(None);
+            }
+            let Some(v) = self.store.semantic.query_vector(text).await? else {
+                return Ok(None);
+            };
+            self.store
+                .semantic
+                .nearest(
+                    &search_source::EMBED_SOURCE,
+                    v,
+                    Some(q.workspaces.clone()),
+                    crate::store::semantic::fusion::DEPTH,
+                )
+                .await
+                .map(Some)
+        };
+        let (found, near) = tokio::try_join!(words, meaning)?;
+        match near {
+            Some(near) => q.semantic = near,
+            None if q.mode == SearchMode::Semantic => {
+                return Err(crate::store::semantic::not_ready());
+            }
+            // The model was not ready in time: by words alone.
+            None => q.mode = SearchMode::Keyword,
+        }
         let resp = self
             .store
             .readers
-            .run(move |conn| rank::recall(conn, &q, now()))
+            .run(move |conn| rank::recall(conn, &q, found, now()))
             .await?;
         if !resp.items.is_empty() {
             let ids: Vec<String> = resp.items.iter().map(|r| r.memory.id.clone()).collect();

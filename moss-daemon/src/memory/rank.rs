@@ -268,16 +268,42 @@ pub struct Candidate {
 
 /// Every memory matching `q`, unscored.
 pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
-    let ws1 = q.workspaces[0].as_str();
-    let ws2 = q.workspaces.get(1).map_or(ws1, String::as_str);
-    let mut matches: HashMap<i64, (Option<f64>, ContextMatch)> = HashMap::new();
-    let mut add = |rid: i64, bm25: Option<f64>, m: ContextMatch| {
-        let e = matches.entry(rid).or_insert((None, ContextMatch::None));
+    let found = word_matches(conn, q)?;
+    candidates_from(conn, q, found)
+}
+
+/// What a query's words found, before its meaning: each memory's full-text rank (BM25, when
+/// the full text ranked it) and how well its contexts match. It does not depend on the query's
+/// vector, so a recall reads it while the question is embedded.
+#[derive(Debug, Default)]
+pub struct WordMatches(HashMap<i64, (Option<f64>, ContextMatch)>);
+
+impl WordMatches {
+    fn add(&mut self, rid: i64, bm25: Option<f64>, m: ContextMatch) {
+        let e = self.0.entry(rid).or_insert((None, ContextMatch::None));
         if bm25.is_some() {
             e.0 = bm25;
         }
         e.1 = e.1.best(m);
-    };
+    }
+}
+
+/// The full-text expression of a query's terms: any of them.
+fn terms_expression(q: &Query) -> String {
+    q.terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "")))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
+/// The memories a query's words match: by context (the query's context, else each of its
+/// words) and by full text.
+pub fn word_matches(conn: &Connection, q: &Query) -> Result<WordMatches> {
+    let ws1 = q.workspaces[0].as_str();
+    let ws2 = q.workspaces.get(1).map_or(ws1, String::as_str);
+    let mut found = WordMatches::default();
+    let mut add = |rid: i64, bm25: Option<f64>, m: ContextMatch| found.add(rid, bm25, m);
     // Contexts: the explicit one, else every word of the query.
     let context_terms: Vec<String> = match &q.context {
         Some(c) => vec![c.clone()],
@@ -324,12 +350,7 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
     }
     // Full text over the workspaces (narrowed to a context, only the context's memories are
     // ranked by it: see `ranks_within`).
-    let expr = q
-        .terms
-        .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "")))
-        .collect::<Vec<_>>()
-        .join(" OR ");
+    let expr = terms_expression(q);
     if q.context.is_none() && !q.terms.is_empty() {
         let mut stmt = conn.prepare_cached(
             "SELECT m.rid, bm25(memories_fts, 1.0, 2.0, 1.0) AS rank
@@ -353,6 +374,20 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
             add(rid, Some(rank), ContextMatch::None);
         }
     }
+    Ok(found)
+}
+
+/// The candidates: what the words matched (see [`word_matches`]), the memories nearest the
+/// query in meaning, and a slot's memories, each read and scored on how well it matches.
+pub fn candidates_from(
+    conn: &Connection,
+    q: &Query,
+    mut found: WordMatches,
+) -> Result<Vec<Candidate>> {
+    let ws1 = q.workspaces[0].as_str();
+    let ws2 = q.workspaces.get(1).map_or(ws1, String::as_str);
+    let expr = terms_expression(q);
+    let mut add = |rid: i64, bm25: Option<f64>, m: ContextMatch| found.add(rid, bm25, m);
     // By meaning: the nearest memories are candidates too (narrowed to a context, only the
     // context's memories are, and the semantic part only adds to their relevance).
     let similarity: HashMap<i64, f32> = q.semantic.iter().map(|n| (n.doc, n.similarity)).collect();
@@ -393,7 +428,8 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
     // not looked up once per row (a seek in its whole list of matches each time, for each
     // word of the question and each of up to `FTS_CANDIDATES` rows).
     let span = if q.context.is_none() {
-        let ranked: Vec<i64> = matches
+        let ranked: Vec<i64> = found
+            .0
             .iter()
             .filter(|(_, (bm25, _))| bm25.is_some())
             .map(|(rid, _)| *rid)
@@ -414,8 +450,8 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
     let mut load = conn.prepare_cached(&format!(
         "SELECT m.seq, m.context_count, m.session, {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
     ))?;
-    let mut out = Vec::with_capacity(matches.len());
-    for (rid, (mut bm25, context_match)) in matches {
+    let mut out = Vec::with_capacity(found.0.len());
+    for (rid, (mut bm25, context_match)) in found.0 {
         let Some((seq, context_count, sess, memory)) = load
             .query_row([rid], |r| {
                 Ok((
@@ -588,7 +624,12 @@ pub struct Ranked {
 
 /// Candidates scored, filtered and ordered best first.
 pub fn ranked(conn: &Connection, q: &Query, now: i64) -> Result<Ranked> {
-    let cands = candidates(conn, q)?;
+    ranked_from(conn, q, word_matches(conn, q)?, now)
+}
+
+/// [`ranked`], given what the query's words matched.
+fn ranked_from(conn: &Connection, q: &Query, found: WordMatches, now: i64) -> Result<Ranked> {
+    let cands = candidates_from(conn, q, found)?;
     let matched = cands.len();
     let best = cands
         .iter()
@@ -663,13 +704,19 @@ fn describe(q: &Query) -> String {
     }
 }
 
-/// `memory_recall` on a read connection.
-pub fn recall(conn: &Connection, q: &Query, now: i64) -> Result<MemoryRecallResponse> {
+/// `memory_recall` on a read connection, given what the query's words matched (read by
+/// [`word_matches`] with the same query, its meaning aside).
+pub fn recall(
+    conn: &Connection,
+    q: &Query,
+    found: WordMatches,
+    now: i64,
+) -> Result<MemoryRecallResponse> {
     let Ranked {
         mut scored,
         matched,
         reason,
-    } = ranked(conn, q, now)?;
+    } = ranked_from(conn, q, found, now)?;
     scored.truncate(q.limit);
     Ok(MemoryRecallResponse {
         items: scored

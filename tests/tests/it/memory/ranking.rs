@@ -276,7 +276,7 @@ async fn a_word_in_more_memories_than_the_cap_is_ranked_among_the_newest() {
     let (recalled, searched) = store
         .readers
         .run(move |conn| {
-            let recalled = rank::recall(conn, &query, now)?;
+            let recalled = rank::recall(conn, &query, rank::word_matches(conn, &query)?, now)?;
             let searched =
                 moss_daemon::memory::interface::search_hits(conn, "zebra", Some("w"), 100)?;
             Ok((recalled, searched))
