@@ -12,6 +12,8 @@
 //! its own family's ranking, not how its BM25 compares with another index's, which would
 //! not be comparable.
 
+use std::sync::Arc;
+
 use moss_client::moss::{Open, SearchHit, SearchPagination, SearchRequest, SearchResponse};
 use moss_client::reasoning::Budget;
 
@@ -121,22 +123,19 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
     // One hit more than the page needs from each family: a family with more hits than the
     // page shows then leaves more in the fused list, and so a cursor to them.
     let depth = (offset + limit + 1).min(DEPTH);
-    let mut mode = app.store.semantic.mode(req.mode)?;
+    let mode = app.store.semantic.mode(req.mode)?;
     let explain = req.explain.unwrap_or(false);
-    // By meaning: the query's vector once, for every family.
-    let vector = if mode == SearchMode::Keyword {
-        None
-    } else {
-        match app.store.semantic.query_vector(&req.query).await? {
-            Some(v) => Some(v),
-            None if mode == SearchMode::Semantic => {
-                return Err(crate::store::semantic::not_ready());
-            }
-            None => {
-                mode = SearchMode::Keyword;
-                None
-            }
+    // By meaning: the query's vector, embedded once for every family by the first that asks;
+    // each family reads its words meanwhile.
+    let embedded: tokio::sync::OnceCell<Option<Arc<Vec<f32>>>> = tokio::sync::OnceCell::new();
+    let vector = || async {
+        if mode == SearchMode::Keyword {
+            return Ok(None);
         }
+        embedded
+            .get_or_try_init(|| app.store.semantic.query_vector(&req.query))
+            .await
+            .cloned()
     };
     let keyword = mode != SearchMode::Semantic;
     // How many hits a family's words give: by words alone, those the page can reach (each one's
@@ -151,6 +150,10 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
     // a failure, the first family's first) are taken in the family order.
     let capsule_hits = async {
         if !families.contains(&"capsule") {
+            return Ok(None);
+        }
+        // The capsule search embeds the query itself: once it is embedded, from the cache.
+        if mode != SearchMode::Keyword && vector().await?.is_none() {
             return Ok(None);
         }
         let req = moss_client::capsule::SearchRequest {
@@ -193,20 +196,24 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         if !families.contains(&"reasoning") {
             return Ok(None);
         }
-        let near = semantic_part(app, &reasoning::EMBED_SOURCE, &vector, &spaces).await?;
-        if keyword {
+        let words = async {
+            if !keyword {
+                return Ok(Vec::new());
+            }
             app.store.await_index(&reasoning::SEARCH_SOURCE).await;
-        }
-        let (q, w) = (query.clone(), ws.clone());
+            let (q, w) = (query.clone(), ws.clone());
+            app.store
+                .readers
+                .run(move |conn| reasoning::search_hits(conn, &q, w.as_deref(), words_depth))
+                .await
+        };
+        let near =
+            async { semantic_part(app, &reasoning::EMBED_SOURCE, &vector().await?, &spaces).await };
+        let (words, near) = tokio::try_join!(words, near)?;
         let hits = app
             .store
             .readers
             .run(move |conn| {
-                let words = if keyword {
-                    reasoning::search_hits(conn, &q, w.as_deref(), words_depth)?
-                } else {
-                    Vec::new()
-                };
                 let meaning = reasoning::near_hits(conn, &near)?;
                 Ok(within_family(words, meaning, depth))
             })
@@ -217,24 +224,30 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         if !families.contains(&"tasks") {
             return Ok(None);
         }
-        let near = semantic_part(app, &tasks::EMBED_SOURCE, &vector, &spaces).await?;
-        if keyword {
+        let words = async {
+            if !keyword {
+                return Ok(Vec::new());
+            }
             app.store.await_index(&tasks::SEARCH_SOURCE).await;
-        }
-        let (words, w) = (query_words(&query), ws.clone());
-        // Fused with meaning, the words keep the other families' rule, every word matching:
-        // a task that shares only "the" or "our" with the question would otherwise outrank
-        // every answer found by meaning.
-        let every_word = mode == SearchMode::Hybrid;
+            let (words, w) = (query_words(&query), ws.clone());
+            // Fused with meaning, the words keep the other families' rule, every word
+            // matching: a task that shares only "the" or "our" with the question would
+            // otherwise outrank every answer found by meaning.
+            let every_word = mode == SearchMode::Hybrid;
+            app.store
+                .readers
+                .run(move |conn| {
+                    tasks::search_hits(conn, &words, w.as_deref(), depth.max(DEPTH), every_word)
+                })
+                .await
+        };
+        let near =
+            async { semantic_part(app, &tasks::EMBED_SOURCE, &vector().await?, &spaces).await };
+        let (words, near) = tokio::try_join!(words, near)?;
         let hits = app
             .store
             .readers
             .run(move |conn| {
-                let words = if keyword {
-                    tasks::search_hits(conn, &words, w.as_deref(), depth.max(DEPTH), every_word)?
-                } else {
-                    Vec::new()
-                };
                 let meaning = tasks::near_hits(conn, &near)?;
                 Ok(within_family(words, meaning, depth))
             })
@@ -245,20 +258,24 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         if !families.contains(&"memory") {
             return Ok(None);
         }
-        let near = semantic_part(app, &memories::EMBED_SOURCE, &vector, &spaces).await?;
-        if keyword {
+        let words = async {
+            if !keyword {
+                return Ok(Vec::new());
+            }
             app.store.await_index(&memories::SEARCH_SOURCE).await;
-        }
-        let (q, w) = (query.clone(), ws.clone());
+            let (q, w) = (query.clone(), ws.clone());
+            app.store
+                .readers
+                .run(move |conn| memories::search_hits(conn, &q, w.as_deref(), words_depth))
+                .await
+        };
+        let near =
+            async { semantic_part(app, &memories::EMBED_SOURCE, &vector().await?, &spaces).await };
+        let (words, near) = tokio::try_join!(words, near)?;
         let hits = app
             .store
             .readers
             .run(move |conn| {
-                let words = if keyword {
-                    memories::search_hits(conn, &q, w.as_deref(), words_depth)?
-                } else {
-                    Vec::new()
-                };
                 let meaning = memories::near_hits(conn, &near)?;
                 Ok(within_family(words, meaning, depth))
             })
@@ -267,6 +284,17 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
     };
     let (capsule, reasoning, tasks, memory): (Found, Found, Found, Found) =
         tokio::join!(capsule_hits, reasoning_hits, tasks_hits, memory_hits);
+    if mode != SearchMode::Keyword && embedded.get().cloned().flatten().is_none() {
+        // The model was not ready in time (it is still loading).
+        if mode == SearchMode::Semantic {
+            return Err(crate::store::semantic::not_ready());
+        }
+        let req = SearchRequest {
+            mode: Some(SearchMode::Keyword),
+            ..req
+        };
+        return Box::pin(search(app, req)).await;
+    }
     let mut lists: Vec<(&'static str, Vec<FamilyHit>)> = Vec::new();
     for (family, found) in [
         ("capsule", capsule),
