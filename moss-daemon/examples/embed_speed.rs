@@ -197,6 +197,9 @@ fn main() {
             ms[ms.len() / 2],
             ms[ms.len() * 95 / 100]
         );
+        if only.iter().all(|o| o == "query") {
+            return;
+        }
     }
     for (name, texts) in [("memories", &mems), ("passages", &caps)] {
         let steps = time(&format!("{name}: steps of 16"), texts, &pool_n, embed);
