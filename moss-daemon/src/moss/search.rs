@@ -14,6 +14,8 @@
 
 use std::sync::Arc;
 
+use rusqlite::Connection;
+
 use moss_client::moss::{Open, SearchHit, SearchPagination, SearchRequest, SearchResponse};
 use moss_client::reasoning::Budget;
 
@@ -24,6 +26,8 @@ use crate::memory::interface as memories;
 use crate::search_text::{
     FamilyHit, MAX_QUERY_CHARS, RANKED_MATCHES, check_query_start, query_words,
 };
+use crate::store::Source;
+use crate::store::semantic::{EmbedSource, Near};
 use crate::{reasoning::interface as reasoning, tasks::interface as tasks};
 use moss_client::search::SearchMode;
 
@@ -196,91 +200,65 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         if !families.contains(&"reasoning") {
             return Ok(None);
         }
-        let words = async {
-            if !keyword {
-                return Ok(Vec::new());
-            }
-            app.store.await_index(&reasoning::SEARCH_SOURCE).await;
-            let (q, w) = (query.clone(), ws.clone());
-            app.store
-                .readers
-                .run(move |conn| reasoning::search_hits(conn, &q, w.as_deref(), words_depth))
-                .await
-        };
-        let near =
-            async { semantic_part(app, &reasoning::EMBED_SOURCE, &vector().await?, &spaces).await };
-        let (words, near) = tokio::try_join!(words, near)?;
-        let hits = app
-            .store
-            .readers
-            .run(move |conn| {
-                let meaning = reasoning::near_hits(conn, &near)?;
-                Ok(within_family(words, meaning, depth))
-            })
-            .await?;
-        Ok(Some(hits))
+        let (q, w) = (query.clone(), ws.clone());
+        let words = keyword.then_some(move |conn: &Connection| {
+            reasoning::search_hits(conn, &q, w.as_deref(), words_depth)
+        });
+        let sources = (&reasoning::SEARCH_SOURCE, &reasoning::EMBED_SOURCE);
+        family_hits(
+            app,
+            sources,
+            words,
+            vector(),
+            &spaces,
+            reasoning::near_hits,
+            depth,
+        )
+        .await
     };
     let tasks_hits = async {
         if !families.contains(&"tasks") {
             return Ok(None);
         }
-        let words = async {
-            if !keyword {
-                return Ok(Vec::new());
-            }
-            app.store.await_index(&tasks::SEARCH_SOURCE).await;
-            let (words, w) = (query_words(&query), ws.clone());
-            // Fused with meaning, the words keep the other families' rule, every word
-            // matching: a task that shares only "the" or "our" with the question would
-            // otherwise outrank every answer found by meaning.
-            let every_word = mode == SearchMode::Hybrid;
-            app.store
-                .readers
-                .run(move |conn| {
-                    tasks::search_hits(conn, &words, w.as_deref(), depth.max(DEPTH), every_word)
-                })
-                .await
-        };
-        let near =
-            async { semantic_part(app, &tasks::EMBED_SOURCE, &vector().await?, &spaces).await };
-        let (words, near) = tokio::try_join!(words, near)?;
-        let hits = app
-            .store
-            .readers
-            .run(move |conn| {
-                let meaning = tasks::near_hits(conn, &near)?;
-                Ok(within_family(words, meaning, depth))
-            })
-            .await?;
-        Ok(Some(hits))
+        let (words, w) = (query_words(&query), ws.clone());
+        // Fused with meaning, the words keep the other families' rule, every word matching: a
+        // task that shares only "the" or "our" with the question would otherwise outrank every
+        // answer found by meaning.
+        let every_word = mode == SearchMode::Hybrid;
+        let words = keyword.then_some(move |conn: &Connection| {
+            tasks::search_hits(conn, &words, w.as_deref(), depth.max(DEPTH), every_word)
+        });
+        let sources = (&tasks::SEARCH_SOURCE, &tasks::EMBED_SOURCE);
+        family_hits(
+            app,
+            sources,
+            words,
+            vector(),
+            &spaces,
+            tasks::near_hits,
+            depth,
+        )
+        .await
     };
     let memory_hits = async {
         if !families.contains(&"memory") {
             return Ok(None);
         }
-        let words = async {
-            if !keyword {
-                return Ok(Vec::new());
-            }
-            app.store.await_index(&memories::SEARCH_SOURCE).await;
-            let (q, w) = (query.clone(), ws.clone());
-            app.store
-                .readers
-                .run(move |conn| memories::search_hits(conn, &q, w.as_deref(), words_depth))
-                .await
-        };
-        let near =
-            async { semantic_part(app, &memories::EMBED_SOURCE, &vector().await?, &spaces).await };
-        let (words, near) = tokio::try_join!(words, near)?;
-        let hits = app
-            .store
-            .readers
-            .run(move |conn| {
-                let meaning = memories::near_hits(conn, &near)?;
-                Ok(within_family(words, meaning, depth))
-            })
-            .await?;
-        Ok(Some(hits))
+        let (q, w) = (query.clone(), ws.clone());
+        let words = keyword.then_some(move |conn: &Connection| {
+            memories::search_hits(conn, &q, w.as_deref(), words_depth)
+        });
+        let sources = (&memories::SEARCH_SOURCE, &memories::EMBED_SOURCE);
+        family_hits(
+            app,
+            sources,
+            words,
+            vector(),
+            &spaces,
+            memories::near_hits,
+            depth,
+        )
+        .await
     };
     let (capsule, reasoning, tasks, memory): (Found, Found, Found, Found) =
         tokio::join!(capsule_hits, reasoning_hits, tasks_hits, memory_hits);
@@ -341,6 +319,38 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         hint,
     };
     budget::fit(resp, &caps)
+}
+
+/// A family's reading of the items a scan found nearest in meaning, as hits.
+type NearHits = fn(&Connection, &[Near]) -> Result<Vec<(FamilyHit, Near)>>;
+
+/// A family's hits: its words' hits (`words`, read once the family's index holds every write
+/// before the search, and meanwhile the query is embedded) fused within the family with its
+/// items nearest the query's `vector` in meaning; at most `depth`.
+async fn family_hits(
+    app: &App,
+    (index, embedded): (&'static Source, &'static EmbedSource),
+    words: Option<impl FnOnce(&Connection) -> Result<Vec<FamilyHit>> + Send + 'static>,
+    vector: impl Future<Output = Result<Option<Arc<Vec<f32>>>>>,
+    spaces: &Option<Vec<String>>,
+    near_hits: NearHits,
+    depth: i64,
+) -> Found {
+    let words = async {
+        let Some(words) = words else {
+            return Ok(Vec::new());
+        };
+        app.store.await_index(index).await;
+        app.store.readers.run(words).await
+    };
+    let near = async { semantic_part(app, embedded, &vector.await?, spaces).await };
+    let (words, near) = tokio::try_join!(words, near)?;
+    let hits = app
+        .store
+        .readers
+        .run(move |conn| Ok(within_family(words, near_hits(conn, &near)?, depth)))
+        .await?;
+    Ok(Some(hits))
 }
 
 /// The items of `source` nearest the query in meaning (none when the search ranks by words).
