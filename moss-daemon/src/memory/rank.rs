@@ -272,13 +272,19 @@ pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
     candidates_from(conn, q, found)
 }
 
-/// What a query's words found, before its meaning: each memory's full-text rank (BM25, when
-/// the full text ranked it) and how well its contexts match. It does not depend on the query's
+/// What a query's words found, before its meaning: the memories its contexts, its full text
+/// or its slot match, each read and measured against the words (its full-text rank, how well
+/// its contexts match, the share of the words it holds). None of it depends on the query's
 /// vector, so a recall reads it while the question is embedded.
 #[derive(Debug, Default)]
-pub struct WordMatches(HashMap<i64, (Option<f64>, ContextMatch)>);
+pub struct WordMatches(Vec<Candidate>);
 
-impl WordMatches {
+/// Each matching memory's full-text rank (BM25, when the full text ranked it) and how well its
+/// contexts match.
+#[derive(Default)]
+struct Matches(HashMap<i64, (Option<f64>, ContextMatch)>);
+
+impl Matches {
     fn add(&mut self, rid: i64, bm25: Option<f64>, m: ContextMatch) {
         let e = self.0.entry(rid).or_insert((None, ContextMatch::None));
         if bm25.is_some() {
@@ -286,6 +292,46 @@ impl WordMatches {
         }
         e.1 = e.1.best(m);
     }
+}
+
+/// A memory's row as a candidate, `None` when it is gone or not the query's to see (another
+/// session's, another slot's); `coverage` still to measure.
+fn load_candidate(
+    conn: &Connection,
+    q: &Query,
+    rid: i64,
+    bm25: Option<f64>,
+    context_match: ContextMatch,
+) -> Result<Option<Candidate>> {
+    let mut load = conn.prepare_cached(&format!(
+        "SELECT m.seq, m.context_count, m.session, {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
+    ))?;
+    let Some((seq, context_count, sess, memory)) = load
+        .query_row([rid], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+                memory_from_row_at(r, 3)?,
+            ))
+        })
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    if (!sess.is_empty() && sess != q.session) || (q.slot.is_some() && memory.slot != q.slot) {
+        return Ok(None);
+    }
+    Ok(Some(Candidate {
+        rid,
+        memory,
+        seq,
+        context_count,
+        bm25,
+        context_match,
+        coverage: 0.0,
+        similarity: None,
+    }))
 }
 
 /// The full-text expression of a query's terms: any of them.
@@ -302,7 +348,7 @@ fn terms_expression(q: &Query) -> String {
 pub fn word_matches(conn: &Connection, q: &Query) -> Result<WordMatches> {
     let ws1 = q.workspaces[0].as_str();
     let ws2 = q.workspaces.get(1).map_or(ws1, String::as_str);
-    let mut found = WordMatches::default();
+    let mut found = Matches::default();
     let mut add = |rid: i64, bm25: Option<f64>, m: ContextMatch| found.add(rid, bm25, m);
     // Contexts: the explicit one, else every word of the query.
     let context_terms: Vec<String> = match &q.context {
@@ -374,28 +420,6 @@ pub fn word_matches(conn: &Connection, q: &Query) -> Result<WordMatches> {
             add(rid, Some(rank), ContextMatch::None);
         }
     }
-    Ok(found)
-}
-
-/// The candidates: what the words matched (see [`word_matches`]), the memories nearest the
-/// query in meaning, and a slot's memories, each read and scored on how well it matches.
-pub fn candidates_from(
-    conn: &Connection,
-    q: &Query,
-    mut found: WordMatches,
-) -> Result<Vec<Candidate>> {
-    let ws1 = q.workspaces[0].as_str();
-    let ws2 = q.workspaces.get(1).map_or(ws1, String::as_str);
-    let expr = terms_expression(q);
-    let mut add = |rid: i64, bm25: Option<f64>, m: ContextMatch| found.add(rid, bm25, m);
-    // By meaning: the nearest memories are candidates too (narrowed to a context, only the
-    // context's memories are, and the semantic part only adds to their relevance).
-    let similarity: HashMap<i64, f32> = q.semantic.iter().map(|n| (n.doc, n.similarity)).collect();
-    if q.context.is_none() {
-        for n in &q.semantic {
-            add(n.doc, None, ContextMatch::None);
-        }
-    }
     // A slot alone lists the slot, heaviest first.
     let slot_only = q.slot.is_some() && q.context.is_none() && q.phrase_contexts.is_empty();
     if slot_only {
@@ -447,30 +471,12 @@ pub fn candidates_from(
          WHERE f.memories_fts MATCH ?1 AND f.rowid BETWEEN ?2 AND ?3",
     )?;
     let mut matched_in_span: HashMap<String, HashSet<i64>> = HashMap::new();
-    let mut load = conn.prepare_cached(&format!(
-        "SELECT m.seq, m.context_count, m.session, {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
-    ))?;
     let mut out = Vec::with_capacity(found.0.len());
-    for (rid, (mut bm25, context_match)) in found.0 {
-        let Some((seq, context_count, sess, memory)) = load
-            .query_row([rid], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    memory_from_row_at(r, 3)?,
-                ))
-            })
-            .optional()?
-        else {
+    for (rid, (bm25, context_match)) in found.0 {
+        let Some(mut c) = load_candidate(conn, q, rid, bm25, context_match)? else {
             continue;
         };
-        if !sess.is_empty() && sess != q.session {
-            continue;
-        }
-        if q.slot.is_some() && memory.slot != q.slot {
-            continue;
-        }
+        let (rid, memory, mut bm25) = (c.rid, &c.memory, c.bm25);
         if let Some(stmt) = ranks_within.as_mut() {
             bm25 = stmt
                 .query_row(params![expr, rid], |r| r.get::<_, f64>(0))
@@ -493,20 +499,37 @@ pub fn candidates_from(
                     .optional()?
                     .is_some())
             };
-            coverage(&memory, &q.phrase_contexts, Some(&mut matches))?
+            coverage(memory, &q.phrase_contexts, Some(&mut matches))?
         } else {
-            coverage(&memory, &q.phrase_contexts, None)?
+            coverage(memory, &q.phrase_contexts, None)?
         };
-        out.push(Candidate {
-            rid,
-            memory,
-            seq,
-            context_count,
-            bm25,
-            context_match,
-            coverage,
-            similarity: similarity.get(&rid).copied(),
-        });
+        c.bm25 = bm25;
+        c.coverage = coverage;
+        out.push(c);
+    }
+    Ok(WordMatches(out))
+}
+
+/// The candidates: what the words matched (see [`word_matches`]) and the memories nearest the
+/// query in meaning (narrowed to a context, only the context's memories are candidates, and
+/// the meaning only adds to their relevance), each with its similarity.
+pub fn candidates_from(
+    conn: &Connection,
+    q: &Query,
+    WordMatches(mut out): WordMatches,
+) -> Result<Vec<Candidate>> {
+    if q.context.is_none() {
+        let read: HashSet<i64> = out.iter().map(|c| c.rid).collect();
+        for n in q.semantic.iter().filter(|n| !read.contains(&n.doc)) {
+            if let Some(mut c) = load_candidate(conn, q, n.doc, None, ContextMatch::None)? {
+                c.coverage = coverage(&c.memory, &q.phrase_contexts, None)?;
+                out.push(c);
+            }
+        }
+    }
+    let similarity: HashMap<i64, f32> = q.semantic.iter().map(|n| (n.doc, n.similarity)).collect();
+    for c in &mut out {
+        c.similarity = similarity.get(&c.rid).copied();
     }
     Ok(out)
 }
