@@ -38,8 +38,12 @@ use crate::store::fts::{FollowerWake, QueueFollower};
 
 /// Rows read and embedded per step (one read snapshot, one transaction of the vector file).
 const STEP_ROWS: i64 = 16;
-/// While writes arrive, rest this many times as long as a step took.
+/// While writes arrive, rest this many times as long as a step (or a slice of one) took.
 const REST_PER_WORK: u32 = 3;
+/// Characters of text a step embeds between looks at whether writes arrive: a step's sixteen
+/// memories at once, a capsule's passages (about 1,000 characters each) four or five at a
+/// time, about half a second of work on one core.
+const SLICE_CHARS: usize = 4_000;
 
 /// The vector file next to the database.
 pub fn vectors_path(db: &Path) -> PathBuf {
@@ -152,7 +156,7 @@ pub(super) fn run(
         for (s, mark) in served.iter().zip(marks.iter_mut()) {
             let commits = wake.commits.load(Ordering::Acquire);
             let started = Instant::now();
-            match step(&main, &mut file, &model, &pool, s, *mark, &shared) {
+            match step(&main, &mut file, &model, &pool, s, *mark, &shared, &wake) {
                 Ok(Some(next)) => {
                     *mark = next;
                     more = true;
@@ -315,6 +319,7 @@ type Row = (i64, Option<(String, String, String)>);
 
 /// One step for one source: a few rows of a rebuild, or a few queue entries. Returns the new
 /// mark, or `None` when there was nothing to do.
+#[allow(clippy::too_many_arguments)]
 fn step(
     main: &Connection,
     file: &mut Connection,
@@ -323,6 +328,7 @@ fn step(
     s: &Served,
     mark: Mark,
     shared: &Shared,
+    wake: &FollowerWake,
 ) -> Result<Option<Mark>, String> {
     let src = s.source;
     let (rows, next): (Vec<Row>, Mark) = if let Some(to) = mark.rebuilt_to {
@@ -404,8 +410,31 @@ fn step(
             }
         }
     }
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let vectors = pool.install(|| model.embed(&refs))?;
+    // In slices: while writes arrive, the embedder rests after each, so that a step of long
+    // texts (sixteen capsules are about fifty passages, several seconds of work) does not
+    // take the processors' caches from a burst of writes for all that time.
+    let mut vectors = Vec::with_capacity(texts.len());
+    let mut rest_of = texts.as_slice();
+    while !rest_of.is_empty() {
+        let mut n = 0;
+        let mut chars = 0;
+        while n < rest_of.len() && (n == 0 || chars + rest_of[n].len() <= SLICE_CHARS) {
+            chars += rest_of[n].len();
+            n += 1;
+        }
+        let (slice, after) = rest_of.split_at(n);
+        rest_of = after;
+        let refs: Vec<&str> = slice.iter().map(String::as_str).collect();
+        let commits = wake.commits.load(Ordering::Acquire);
+        let started = Instant::now();
+        vectors.extend(pool.install(|| model.embed(&refs))?);
+        if !rest_of.is_empty()
+            && wake.commits.load(Ordering::Acquire) != commits
+            && shared.waiting.load(Ordering::Acquire) == 0
+        {
+            rest(wake, shared, started.elapsed() * REST_PER_WORK);
+        }
+    }
     let quantized: Vec<Quantized> = vectors.iter().map(|v| Quantized::from_unit(v)).collect();
     // The vector file first (so a crash replays the step), then memory.
     let tx = file.transaction().map_err(|e| e.to_string())?;
