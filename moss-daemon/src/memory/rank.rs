@@ -294,18 +294,22 @@ impl Matches {
     }
 }
 
+/// The statement [`load_candidate`] reads a memory's row with.
+fn load_statement(conn: &Connection) -> Result<rusqlite::CachedStatement<'_>> {
+    Ok(conn.prepare_cached(&format!(
+        "SELECT m.seq, m.context_count, m.session, {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
+    ))?)
+}
+
 /// A memory's row as a candidate, `None` when it is gone or not the query's to see (another
 /// session's, another slot's); `coverage` still to measure.
 fn load_candidate(
-    conn: &Connection,
+    load: &mut rusqlite::CachedStatement<'_>,
     q: &Query,
     rid: i64,
     bm25: Option<f64>,
     context_match: ContextMatch,
 ) -> Result<Option<Candidate>> {
-    let mut load = conn.prepare_cached(&format!(
-        "SELECT m.seq, m.context_count, m.session, {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
-    ))?;
     let Some((seq, context_count, sess, memory)) = load
         .query_row([rid], |r| {
             Ok((
@@ -471,9 +475,10 @@ pub fn word_matches(conn: &Connection, q: &Query) -> Result<WordMatches> {
          WHERE f.memories_fts MATCH ?1 AND f.rowid BETWEEN ?2 AND ?3",
     )?;
     let mut matched_in_span: HashMap<String, HashSet<i64>> = HashMap::new();
+    let mut load = load_statement(conn)?;
     let mut out = Vec::with_capacity(found.0.len());
     for (rid, (bm25, context_match)) in found.0 {
-        let Some(mut c) = load_candidate(conn, q, rid, bm25, context_match)? else {
+        let Some(mut c) = load_candidate(&mut load, q, rid, bm25, context_match)? else {
             continue;
         };
         let (rid, memory, mut bm25) = (c.rid, &c.memory, c.bm25);
@@ -519,9 +524,10 @@ pub fn candidates_from(
     WordMatches(mut out): WordMatches,
 ) -> Result<Vec<Candidate>> {
     if q.context.is_none() {
+        let mut load = load_statement(conn)?;
         let read: HashSet<i64> = out.iter().map(|c| c.rid).collect();
         for n in q.semantic.iter().filter(|n| !read.contains(&n.doc)) {
-            if let Some(mut c) = load_candidate(conn, q, n.doc, None, ContextMatch::None)? {
+            if let Some(mut c) = load_candidate(&mut load, q, n.doc, None, ContextMatch::None)? {
                 c.coverage = coverage(&c.memory, &q.phrase_contexts, None)?;
                 out.push(c);
             }

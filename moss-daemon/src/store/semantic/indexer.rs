@@ -20,7 +20,8 @@
 //!
 //! The thread runs at the lowest priority (SCHED_IDLE on Linux), and so does its pool of
 //! workers for the model's arithmetic; while writes keep arriving it also rests three times as
-//! long as each step took, unless a search is waiting for it.
+//! long as each slice of a step (about 4,000 characters of text) took to embed, unless a search
+//! is waiting for it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -38,7 +39,7 @@ use crate::store::fts::{FollowerWake, QueueFollower};
 
 /// Rows read and embedded per step (one read snapshot, one transaction of the vector file).
 const STEP_ROWS: i64 = 16;
-/// While writes arrive, rest this many times as long as a step (or a slice of one) took.
+/// While writes arrive, rest this many times as long as a slice of a step took to embed.
 const REST_PER_WORK: u32 = 3;
 /// Characters of text a step embeds between looks at whether writes arrive: a step's sixteen
 /// memories at once, a capsule's passages (about 1,000 characters each) four or five at a
@@ -154,8 +155,6 @@ pub(super) fn run(
         }
         let mut more = false;
         for (s, mark) in served.iter().zip(marks.iter_mut()) {
-            let commits = wake.commits.load(Ordering::Acquire);
-            let started = Instant::now();
             match step(&main, &mut file, &model, &pool, s, *mark, &shared, &wake) {
                 Ok(Some(next)) => {
                     *mark = next;
@@ -168,11 +167,6 @@ pub(super) fn run(
                     std::thread::sleep(Duration::from_millis(500));
                     more = true;
                 }
-            }
-            if wake.commits.load(Ordering::Acquire) != commits
-                && shared.waiting.load(Ordering::Acquire) == 0
-            {
-                rest(&wake, &shared, started.elapsed() * REST_PER_WORK);
             }
         }
         if !more && !wake.pending.swap(false, Ordering::AcqRel) {
@@ -410,9 +404,9 @@ fn step(
             }
         }
     }
-    // In slices: while writes arrive, the embedder rests after each, so that a step of long
-    // texts (sixteen capsules are about fifty passages, several seconds of work) does not
-    // take the processors' caches from a burst of writes for all that time.
+    // In slices: while writes arrive, the embedder rests after each (the only rest it takes),
+    // so that a step of long texts (sixteen capsules are about fifty passages, several seconds
+    // of work) does not take the processors' caches from a burst of writes for all that time.
     let mut vectors = Vec::with_capacity(texts.len());
     let mut rest_of = texts.as_slice();
     while !rest_of.is_empty() {
@@ -428,8 +422,7 @@ fn step(
         let commits = wake.commits.load(Ordering::Acquire);
         let started = Instant::now();
         vectors.extend(pool.install(|| model.embed(&refs))?);
-        if !rest_of.is_empty()
-            && wake.commits.load(Ordering::Acquire) != commits
+        if wake.commits.load(Ordering::Acquire) != commits
             && shared.waiting.load(Ordering::Acquire) == 0
         {
             rest(wake, shared, started.elapsed() * REST_PER_WORK);
