@@ -4,9 +4,31 @@
 `{"error": {"code", "message", "status", "details"?}}`, served as JSON, whose `status` is the
 HTTP status. Together with schemathesis's own `not_a_server_error`, a run fails on any 5xx and on
 any refusal that is not the envelope.
+
+The run uses two workers (threads). Hypothesis describes a filter's lambda by reading its source
+through `inspect` and `linecache`, and drops linecache's "<string>" entry as it does; two threads
+doing this at once can make one of them raise where a replay does not, which Hypothesis reports
+as a flaky "Runtime Error" of the generator, not of the daemon. The description is serialised
+behind one lock below; it is computed once per lambda and cached, so the lock costs nothing
+measurable.
 """
 
+import threading
+
 import schemathesis
+from hypothesis.internal import filtering, lambda_sources
+
+_DESCRIBE_LOCK = threading.Lock()
+_describe = lambda_sources.lambda_description
+
+
+def _lambda_description_serialised(f):
+    with _DESCRIBE_LOCK:
+        return _describe(f)
+
+
+lambda_sources.lambda_description = _lambda_description_serialised
+filtering.lambda_description = _lambda_description_serialised
 
 
 @schemathesis.check
