@@ -32,7 +32,6 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    candle_threads();
     // A Lua source's runner process (see moss_daemon::memory::runner): no logging, no
     // arguments, no runtime.
     if std::env::args_os()
@@ -51,37 +50,6 @@ fn main() -> std::process::ExitCode {
             // Not eprintln!: it panics when stderr cannot be written (a full disk).
             let _ = writeln!(std::io::stderr(), "mossd: {e:#}");
             std::process::ExitCode::FAILURE
-        }
-    }
-}
-
-/// How candle, which runs the embedding model, uses threads; values set by the user are kept.
-///
-/// - Candle hands the elementwise operations on a large tensor (the activation function,
-///   softmax, adding a layer's input) to threads of its own, one per core, started on first use
-///   at normal priority; the caller and those threads spin on each other at every operation.
-///   The embedder runs at idle priority on a pool of its own, and on a busy machine the spinning
-///   took more CPU than it saved (`examples/embed_speed.rs`: with those threads off, the same
-///   texts took about half the CPU time). `CANDLE_NUM_THREADS=1`, which candle reads once when
-///   it starts them, keeps that work on the calling thread; the matrix products still run on
-///   the calling pool.
-/// - How many threads a matrix product may use is read at every product: `RAYON_NUM_THREADS`
-///   when set, else the count of physical cores, which candle finds by parsing
-///   `/proc/cpuinfo` again each time. A question's embedding makes about fifty small products,
-///   and those parses were a fifth of its time (`examples/embed_speed.rs query`: p50 13 ms
-///   against 10 ms with the variable set). `RAYON_NUM_THREADS` is set to the cores this
-///   process may use, the number rayon's pools start with anyway.
-#[allow(unsafe_code)]
-fn candle_threads() {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for (name, value) in [
-        ("CANDLE_NUM_THREADS", "1".to_string()),
-        ("RAYON_NUM_THREADS", cores.to_string()),
-    ] {
-        if std::env::var_os(name).is_none() {
-            // SAFETY: this is the first statement of main, before any thread is started, so
-            // no other thread reads or writes the environment meanwhile.
-            unsafe { std::env::set_var(name, value) };
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Semantic search: sentence embeddings of every searchable text, made in the background by a
 //! local model, and searched by meaning next to the full-text index.
 //!
-//! - `model`: the BERT sentence-embedding model, run on the CPU (candle).
+//! - `model`: the sentence-embedding model: its tokenizer, and its BERT encoder (`moss-bert`).
 //! - `passages`: how long texts are cut into passages, each embedded on its own.
 //! - `vectors`: one source's vectors in memory and the exact scan over them.
 //! - `indexer`: the thread that embeds changes as they are committed, into the vector file

@@ -4,28 +4,22 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use sha2::{Digest, Sha256};
+
+use moss_bert::{Bert, Config as BertConfig};
 use tokenizers::{Tokenizer, TruncationParams};
 
 /// Tokens a passage is cut to (the model's positions go to 512; its training used 256).
 pub const MAX_TOKENS: usize = 256;
 
-/// Tokens, padding included, the model is run on at once: about five short memories, or one
-/// passage of a capsule. Embedding 512 memory-like texts and 64 passages in groups of at most
-/// this many tokens took half the CPU time of running each step's texts as one batch padded to
-/// its longest (`examples/embed_speed.rs`).
+/// Tokens the model is run on at once: about ten short memories, or one passage of a capsule,
+/// whose activations stay in the processor's caches (`examples/embed_speed.rs`).
 pub const GROUP_TOKENS: usize = 256;
 
 /// A loaded model.
 pub struct Model {
-    bert: BertModel,
+    bert: Bert,
     tokenizer: Tokenizer,
-    /// The token padding is made of (masked out, so its value does not change a vector).
-    pad_id: u32,
-    device: Device,
     /// The vectors' length.
     pub dims: usize,
     /// What the vectors were made with: a digest of the three files. Vectors made by another
@@ -82,25 +76,18 @@ impl Model {
                 ..Default::default()
             }))
             .map_err(|e| unusable(dir, format!("tokenizer.json: {e}")))?;
-        // Padding is added per group of similar length (see `embed`), with the tokenizer's own
-        // padding token when it names one.
-        let pad_id = tokenizer.get_padding().map_or(0, |p| p.pad_id);
+        // Texts are run unpadded (see `embed`).
         tokenizer.with_padding(None);
-        let device = Device::Cpu;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|e| unusable(dir, format!("model.safetensors: {e}")))?;
-        let bert = BertModel::load(vb, &config).map_err(|e| {
+        let bert = Bert::load(&config, &weights).map_err(|e| {
             unusable(
                 dir,
                 format!("model.safetensors does not fit config.json: {e}"),
             )
         })?;
         Ok(Model {
+            dims: bert.dims(),
             bert,
             tokenizer,
-            pad_id,
-            device,
-            dims: config.hidden_size,
             identity,
             dir: dir.to_path_buf(),
         })
@@ -108,68 +95,39 @@ impl Model {
 
     /// One unit vector per text, in order.
     ///
-    /// The texts are tokenized together, ordered by their number of tokens and run through the
-    /// model in groups of similar length, each padded only to its own longest text and holding
-    /// at most `GROUP_TOKENS` tokens with the padding: a short memory is not padded to the
-    /// length of a capsule's passage, and a group's activations stay small enough for the
-    /// processor's caches. Padding is masked out, so a text's vector does not depend on the
-    /// texts it is embedded with.
+    /// The texts are tokenized together and run through the model in groups of consecutive
+    /// texts holding at most `GROUP_TOKENS` tokens, unpadded (each text attends only to its own
+    /// tokens): a group's activations stay small enough for the processor's caches, and a
+    /// text's vector does not depend on the texts it is embedded with.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let enc = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| format!("tokenizing: {e}"))?;
-        let mut order: Vec<usize> = (0..enc.len()).collect();
-        order.sort_by_key(|&i| enc[i].len());
-        // Groups of consecutive texts in that order: each grows while its padded size (texts
-        // times the longest) fits.
-        let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+        // One text (a question) is tokenized on the calling thread: a batch is shared out to
+        // rayon's pool, whose threads a single text would only wake.
+        let enc = match texts {
+            [one] => self.tokenizer.encode(*one, true).map(|e| vec![e]),
+            _ => self.tokenizer.encode_batch(texts.to_vec(), true),
+        }
+        .map_err(|e| format!("tokenizing: {e}"))?;
+        let mut out = Vec::with_capacity(texts.len());
         let mut start = 0;
-        while start < order.len() {
+        while start < enc.len() {
             let mut end = start + 1;
-            while end < order.len() && (end + 1 - start) * enc[order[end]].len() <= GROUP_TOKENS {
+            let mut tokens = enc[start].len();
+            while end < enc.len() && tokens + enc[end].len() <= GROUP_TOKENS {
+                tokens += enc[end].len();
                 end += 1;
             }
-            groups.push(start..end);
+            let ids: Vec<&[u32]> = enc[start..end].iter().map(|e| e.get_ids()).collect();
+            out.extend(
+                self.bert
+                    .embed(&ids)
+                    .map_err(|e| format!("running the embedding model: {e}"))?,
+            );
             start = end;
         }
-        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-        for g in groups {
-            let ids: Vec<&[u32]> = order[g.clone()].iter().map(|&i| enc[i].get_ids()).collect();
-            let vectors = self
-                .run(&ids)
-                .map_err(|e| format!("running the embedding model: {e}"))?;
-            for (&i, v) in order[g].iter().zip(vectors) {
-                out[i] = v;
-            }
-        }
         Ok(out)
-    }
-
-    /// Runs the model on token sequences, each padded to the longest, and mean-pools each.
-    fn run(&self, group: &[&[u32]]) -> candle_core::Result<Vec<Vec<f32>>> {
-        let len = group.iter().map(|g| g.len()).max().unwrap_or(0);
-        let mut ids = Vec::with_capacity(group.len() * len);
-        let mut mask = Vec::with_capacity(group.len() * len);
-        for g in group {
-            ids.extend_from_slice(g);
-            ids.resize(ids.len() + len - g.len(), self.pad_id);
-            mask.resize(mask.len() + g.len(), 1u32);
-            mask.resize(mask.len() + len - g.len(), 0u32);
-        }
-        let ids = Tensor::from_vec(ids, (group.len(), len), &self.device)?;
-        let mask = Tensor::from_vec(mask, (group.len(), len), &self.device)?;
-        let types = ids.zeros_like()?;
-        let out = self.bert.forward(&ids, &types, Some(&mask))?;
-        // Mean over the real tokens (padding masked out).
-        let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let sum = out.broadcast_mul(&m)?.sum(1)?;
-        let mean = sum.broadcast_div(&m.sum(1)?)?;
-        let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
-        mean.broadcast_div(&norm)?.to_vec2()
     }
 }
 
@@ -193,6 +151,45 @@ mod tests {
 
     fn cosine(a: &[f32], b: &[f32]) -> f32 {
         a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    /// Vectors made of `testdata/reference_vectors.json`'s texts by another implementation of
+    /// the same encoder (candle's BERT, texts padded and masked), with the test model.
+    #[test]
+    fn vectors_match_the_reference_implementation() {
+        let Some(model) = model() else { return };
+        #[derive(serde::Deserialize)]
+        struct Reference {
+            identity: String,
+            texts: Vec<String>,
+            vectors: Vec<Vec<f32>>,
+        }
+        let r: Reference =
+            serde_json::from_str(include_str!("testdata/reference_vectors.json")).unwrap();
+        assert_eq!(
+            model.identity, r.identity,
+            "the reference vectors were made with another model: MOSS_TEST_MODEL_DIR must hold \
+             the test model (tests/fixtures/model.sh)"
+        );
+        let texts: Vec<&str> = r.texts.iter().map(String::as_str).collect();
+        // Together, and each alone (a question is embedded alone).
+        let together = model.embed(&texts).unwrap();
+        for (i, (text, want)) in texts.iter().zip(&r.vectors).enumerate() {
+            let alone = model.embed(&[text]).unwrap().remove(0);
+            for got in [&together[i], &alone] {
+                assert_eq!(got.len(), want.len());
+                let c = cosine(got, want);
+                let diff = got
+                    .iter()
+                    .zip(want)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0f32, f32::max);
+                assert!(
+                    c > 0.99999 && diff < 1e-3,
+                    "{text:?}: cosine {c} to the reference, largest difference {diff}"
+                );
+            }
+        }
     }
 
     #[test]
