@@ -1,13 +1,16 @@
-//! One source's vectors in memory, and the exact scan that searches them.
+//! One source's vectors in memory, and the scan that searches them.
 //!
 //! Each passage's unit vector is kept as bytes (`i8`, scaled so its largest component is ±127)
 //! with its scale: a quarter of the memory of `f32`, and the scan multiplies bytes. The
 //! similarity of a query to a passage is the dot product of the two, rescaled: within about
 //! 0.01 of the `f32` cosine, far finer than the gaps between ranks that matter.
 //!
-//! A search scans every passage of the workspaces asked for (exact, not approximate: 100,000
-//! passages of 384 dimensions take a few milliseconds), keeps each item's best passage, and
-//! returns the best items above the similarity floor.
+//! A search compares the query with every passage of the workspaces asked for, keeps each
+//! item's best passage, and returns the best items above the similarity floor. Past
+//! [`EXACT_UP_TO`] passages it first shortlists by the components' signs, a bit each, and
+//! compares only the shortlist: at 100,000 memories the answer held 100% of the full
+//! comparison's 10 nearest items and 99.9% of its 100 (`examples/vector_recall.rs`), in half
+//! the time and an eighth of the bytes read.
 
 use std::collections::HashMap;
 
@@ -68,6 +71,22 @@ fn dot(a: &[i8], b: &[i8]) -> i32 {
 /// 32,768 passages of 384 bytes take about a millisecond.
 const SCAN_PART: usize = 32_768;
 
+/// Passages up to which a search compares every passage; past it, it shortlists by signs first
+/// (see [`Vectors::nearest`]).
+pub const EXACT_UP_TO: usize = 32_768;
+/// Passages the shortlist keeps per item asked, and at least.
+const SHORTLIST_PER_ITEM: usize = 20;
+const SHORTLIST_MIN: usize = 2_000;
+
+/// A vector's signs: bit `j % 64` of word `j / 64` is set when component `j` is positive.
+fn signs(bytes: &[i8]) -> impl Iterator<Item = u64> + '_ {
+    bytes.chunks(64).map(|c| {
+        c.iter()
+            .enumerate()
+            .fold(0u64, |w, (j, &b)| w | (u64::from(b > 0) << j))
+    })
+}
+
 /// A passage found by a scan.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Near {
@@ -83,12 +102,17 @@ pub struct Near {
 #[derive(Debug, Default)]
 pub struct Vectors {
     dims: usize,
-    /// Row `i` is `docs[i]`, `chunks[i]`, `spaces[i]`, `scales[i]`, `data[i*dims..]`.
+    /// Row `i` is `docs[i]`, `chunks[i]`, `spaces[i]`, `scales[i]`, `data[i*dims..]` and
+    /// `signs[i*words..]`.
     docs: Vec<i64>,
     chunks: Vec<u16>,
     spaces: Vec<u32>,
     scales: Vec<f32>,
     data: Vec<i8>,
+    /// Each row's signs, a bit a component (set when positive), `words` words a row: what a
+    /// search over many passages shortlists by (see [`Vectors::nearest`]).
+    signs: Vec<u64>,
+    words: usize,
     /// Each item's rows.
     rows: HashMap<i64, Vec<u32>>,
     /// Workspace names, interned.
@@ -104,6 +128,7 @@ impl Vectors {
     pub fn new(dims: usize) -> Vectors {
         Vectors {
             dims,
+            words: dims.div_ceil(64),
             ..Default::default()
         }
     }
@@ -125,7 +150,7 @@ impl Vectors {
 
     /// Bytes the vectors take in memory.
     pub fn bytes(&self) -> usize {
-        self.data.len() + self.docs.len() * (8 + 2 + 4 + 4)
+        self.data.len() + self.signs.len() * 8 + self.docs.len() * (8 + 2 + 4 + 4)
     }
 
     fn space(&mut self, workspace: &str) -> u32 {
@@ -156,6 +181,7 @@ impl Vectors {
         self.spaces.push(space);
         self.scales.push(v.scale);
         self.data.extend_from_slice(&v.bytes);
+        self.signs.extend(signs(&v.bytes));
         self.rows.entry(doc).or_default().push(row as u32);
         self.live += 1;
         if self.docs.len() > 1024 && self.docs.len() > 2 * self.len() {
@@ -177,6 +203,9 @@ impl Vectors {
             self.spaces[keep] = self.spaces[i];
             self.scales[keep] = self.scales[i];
             self.data.copy_within(i * dims..(i + 1) * dims, keep * dims);
+            let words = self.words;
+            self.signs
+                .copy_within(i * words..(i + 1) * words, keep * words);
             self.rows
                 .entry(self.docs[keep])
                 .or_default()
@@ -188,6 +217,31 @@ impl Vectors {
         self.spaces.truncate(keep);
         self.scales.truncate(keep);
         self.data.truncate(keep * dims);
+        self.signs.truncate(keep * self.words);
+    }
+
+    /// The passages of `spaces` (every workspace when `None`) at or above `floor`, as
+    /// (similarity, row), among the `shortlist` whose signs differ least from the query's.
+    fn shortlisted(
+        &self,
+        q: &Quantized,
+        spaces: Option<&[u32]>,
+        floor: f32,
+        shortlist: usize,
+    ) -> Vec<(f32, u32)> {
+        let want: Vec<u64> = signs(&q.bytes).collect();
+        let by_signs = fewest_differing_signs(self, &want, spaces, shortlist);
+        let mut hits = Vec::with_capacity(by_signs.len());
+        for (_, row) in by_signs {
+            let i = row as usize;
+            let sim = dot(&self.data[i * self.dims..(i + 1) * self.dims], &q.bytes) as f32
+                * self.scales[i]
+                * q.scale;
+            if sim >= floor {
+                hits.push((sim, row));
+            }
+        }
+        hits
     }
 
     /// The passages among `rows` of `spaces` (every workspace when `None`) whose similarity to
@@ -228,12 +282,42 @@ impl Vectors {
     /// The `k` items nearest `query` (a unit vector) with a similarity of at least `floor`,
     /// among the passages of `workspaces` (every workspace when `None`), best first; ties go to
     /// the newer item (the higher rowid).
+    ///
+    /// Up to [`EXACT_UP_TO`] passages every passage is compared. Past it a search first
+    /// shortlists the passages whose signs (a bit a component) differ least from the query's,
+    /// `SHORTLIST_PER_ITEM` a item asked and at least `SHORTLIST_MIN`, and compares those: an
+    /// eighth of the bytes read, and the shortlist holds nearly every passage the full
+    /// comparison would find (`examples/vector_recall.rs` measures how many).
     pub fn nearest(
         &self,
         query: &[f32],
         workspaces: Option<&[String]>,
         k: usize,
         floor: f32,
+    ) -> Vec<Near> {
+        self.nearest_within(query, workspaces, k, floor, Some(EXACT_UP_TO))
+    }
+
+    /// [`Vectors::nearest`] comparing every passage, however many (what it approximates).
+    pub fn nearest_exact(
+        &self,
+        query: &[f32],
+        workspaces: Option<&[String]>,
+        k: usize,
+        floor: f32,
+    ) -> Vec<Near> {
+        self.nearest_within(query, workspaces, k, floor, None)
+    }
+
+    /// [`Vectors::nearest`], shortlisting by signs past `exact_above` passages (never when
+    /// `None`).
+    fn nearest_within(
+        &self,
+        query: &[f32],
+        workspaces: Option<&[String]>,
+        k: usize,
+        floor: f32,
+        exact_above: Option<usize>,
     ) -> Vec<Near> {
         if query.len() != self.dims || k == 0 {
             return Vec::new();
@@ -251,23 +335,27 @@ impl Vectors {
         // Every passage at or above the floor, as (similarity, row).
         let rows = self.docs.len();
         let spaces = spaces.as_deref();
-        let mut hits: Vec<(f32, u32)> = if rows <= SCAN_PART {
-            self.scan(0..rows, &q, spaces, floor)
-        } else {
-            use rayon::prelude::*;
-            (0..rows.div_ceil(SCAN_PART))
-                .into_par_iter()
-                .map(|p| {
-                    self.scan(
-                        p * SCAN_PART..((p + 1) * SCAN_PART).min(rows),
-                        &q,
-                        spaces,
-                        floor,
-                    )
-                })
-                .flatten_iter()
-                .collect()
-        };
+        let shortlist = (k * SHORTLIST_PER_ITEM).max(SHORTLIST_MIN);
+        let mut hits: Vec<(f32, u32)> =
+            if exact_above.is_some_and(|n| rows > n) && shortlist < rows / 4 {
+                self.shortlisted(&q, spaces, floor, shortlist)
+            } else if rows <= SCAN_PART {
+                self.scan(0..rows, &q, spaces, floor)
+            } else {
+                use rayon::prelude::*;
+                (0..rows.div_ceil(SCAN_PART))
+                    .into_par_iter()
+                    .map(|p| {
+                        self.scan(
+                            p * SCAN_PART..((p + 1) * SCAN_PART).min(rows),
+                            &q,
+                            spaces,
+                            floor,
+                        )
+                    })
+                    .flatten_iter()
+                    .collect()
+            };
         // Best first; ties go to the newer item, then to the item's earlier passage.
         let order = |a: &(f32, u32), b: &(f32, u32)| {
             b.0.total_cmp(&a.0)
@@ -302,6 +390,80 @@ impl Vectors {
             take = (take * 2).min(hits.len());
         }
     }
+}
+
+/// (signs differing from `want`, row) for the `shortlist` live rows of `spaces` whose signs
+/// differ least (more when rows tie at the last count kept), with the processor's population
+/// count where it has one (chosen when it runs; the baseline counts bits by arithmetic,
+/// several times slower). One pass over the signs counts each row's differing signs and the
+/// rows at each count, which sets the largest count kept; a pass over the counts collects the
+/// rows up to it.
+fn fewest_differing_signs(
+    v: &Vectors,
+    want: &[u64],
+    spaces: Option<&[u32]>,
+    shortlist: usize,
+) -> Vec<(u32, u32)> {
+    #[inline(always)]
+    fn passes(
+        v: &Vectors,
+        want: &[u64],
+        spaces: Option<&[u32]>,
+        shortlist: usize,
+    ) -> Vec<(u32, u32)> {
+        // Written without closures, which would be compiled apart from the caller's
+        // instructions.
+        let mut counts = vec![u32::MAX; v.docs.len()];
+        let mut at_count = vec![0usize; v.words * 64 + 1];
+        for (i, row) in v.signs.chunks_exact(v.words).enumerate() {
+            if v.docs[i] == FREE {
+                continue;
+            }
+            if let Some(s) = spaces
+                && !s.contains(&v.spaces[i])
+            {
+                continue;
+            }
+            let mut d = 0;
+            for (a, b) in row.iter().zip(want) {
+                d += (a ^ b).count_ones();
+            }
+            counts[i] = d;
+            at_count[d as usize] += 1;
+        }
+        let mut upto = 0;
+        let mut kept = 0;
+        for (d, n) in at_count.iter().enumerate() {
+            upto = d as u32;
+            kept += n;
+            if kept >= shortlist {
+                break;
+            }
+        }
+        let mut out = Vec::with_capacity(kept);
+        for (i, &d) in counts.iter().enumerate() {
+            if d <= upto {
+                out.push((d, i as u32));
+            }
+        }
+        out
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        #[target_feature(enable = "popcnt")]
+        fn with_popcnt(
+            v: &Vectors,
+            want: &[u64],
+            spaces: Option<&[u32]>,
+            shortlist: usize,
+        ) -> Vec<(u32, u32)> {
+            passes(v, want, spaces, shortlist)
+        }
+        #[allow(unsafe_code)]
+        // SAFETY: the processor has the instruction (checked just above).
+        return unsafe { with_popcnt(v, want, spaces, shortlist) };
+    }
+    passes(v, want, spaces, shortlist)
 }
 
 #[cfg(test)]
@@ -458,15 +620,70 @@ mod tests {
         for _ in 0..5 {
             let q = unit(&(0..dims).map(|_| next() + 0.5).collect::<Vec<_>>());
             for k in [1, 100, 5000] {
-                assert_eq!(v.nearest(&q, None, k, 0.2), reference(&v, &q, k, 0.2));
+                assert_eq!(v.nearest_exact(&q, None, k, 0.2), reference(&v, &q, k, 0.2));
             }
             let only_b: Vec<i64> = v
-                .nearest(&q, Some(&["b".to_string()]), 100, 0.2)
+                .nearest_exact(&q, Some(&["b".to_string()]), 100, 0.2)
                 .iter()
                 .map(|n| n.doc)
                 .collect();
             assert_eq!(only_b.len(), 100);
             assert!(only_b.iter().all(|d| d % 3 == 0), "{only_b:?}");
+        }
+    }
+
+    #[test]
+    fn a_search_over_many_passages_shortlists_by_signs_and_keeps_the_nearest() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let dims = 96;
+        let mut v = Vectors::new(dims);
+        let mut stored = Vec::new();
+        for doc in 1..=(EXACT_UP_TO as i64 + 8_000) {
+            let x = unit(&(0..dims).map(|_| next()).collect::<Vec<_>>());
+            let space = if doc % 4 == 0 { "b" } else { "a" };
+            v.add(doc, 0, space, &Quantized::from_unit(&x));
+            if doc % 97 == 0 {
+                v.remove(doc - 10);
+            }
+            stored.push((doc, x));
+        }
+        assert!(v.len() > EXACT_UP_TO);
+        for (doc, x) in stored.iter().step_by(4_001) {
+            if !v.rows.contains_key(doc) {
+                continue;
+            }
+            // A question near a stored passage: that passage is the nearest, shortlisted.
+            let q = unit(&x.iter().map(|c| c + 0.05 * next()).collect::<Vec<_>>());
+            let exact = v.nearest_exact(&q, None, 10, 0.0);
+            let found = v.nearest(&q, None, 10, 0.0);
+            assert_eq!(found[0].doc, *doc);
+            assert_eq!(exact[0], found[0]);
+            // What it finds is ranked as the full comparison ranks it.
+            assert_eq!(found.len(), 10);
+            for n in &found {
+                let all = v.nearest_exact(&q, None, 100_000, 0.0);
+                let e = all
+                    .iter()
+                    .find(|e| e.doc == n.doc)
+                    .expect("found exactly too");
+                assert_eq!(e.similarity, n.similarity);
+            }
+            assert!(found.windows(2).all(|w| w[0].similarity >= w[1].similarity));
+            // Workspaces are kept to.
+            let only_b = v.nearest(&q, Some(&["b".to_string()]), 10, 0.0);
+            assert!(only_b.iter().all(|n| n.doc % 4 == 0), "{only_b:?}");
+            // Asked for many, it compares every passage.
+            let k = v.docs.len() / (4 * SHORTLIST_PER_ITEM) + 1;
+            assert_eq!(
+                v.nearest(&q, None, k, 0.0),
+                v.nearest_exact(&q, None, k, 0.0)
+            );
         }
     }
 }
