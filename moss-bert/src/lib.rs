@@ -509,7 +509,7 @@ impl Dense {
     /// has the other core, and several questions at once each have a thread of their own.
     fn add_by_rows(&self, x: &[f32], tokens: usize, y: &mut [f32]) {
         let mut by_row = vec![0f32; self.out * tokens];
-        weight_rows(&self.w, self.inp, 0..self.out, x, tokens, &mut by_row);
+        weight_rows(&self.w, self.inp, x, tokens, &mut by_row);
         for (t, row) in y.chunks_exact_mut(self.out).enumerate() {
             for (o, v) in row.iter_mut().enumerate() {
                 *v += by_row[o * tokens + t];
@@ -634,49 +634,33 @@ fn weight_rows_fit() -> bool {
     }
 }
 
-/// `out[r·tokens + t]` = the dot product of weight row `rows.start + r` (of `inp` values) with
-/// token `t` of `x`, with AVX2's fused multiply-adds and F16C's widening. Only called when
+/// `out[o·tokens + t]` = the dot product of weight row `o` (of `inp` values) with token `t` of
+/// `x`, with AVX2's fused multiply-adds and F16C's widening. Only called when
 /// [`weight_rows_fit`].
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
-fn weight_rows(
-    w: &[f16],
-    inp: usize,
-    rows: std::ops::Range<usize>,
-    x: &[f32],
-    tokens: usize,
-    out: &mut [f32],
-) {
+fn weight_rows(w: &[f16], inp: usize, x: &[f32], tokens: usize, out: &mut [f32]) {
     assert!(weight_rows_fit(), "weight_rows needs AVX2, FMA and F16C");
-    assert!(
-        rows.end * inp <= w.len() && tokens * inp <= x.len() && rows.len() * tokens <= out.len()
-    );
+    assert!(inp > 0 && tokens * inp <= x.len() && w.len() / inp * tokens <= out.len());
     // SAFETY: the processor has AVX2, FMA and F16C (asserted above).
-    unsafe { weight_rows_avx2(w, inp, rows, x, tokens, out) }
+    unsafe { weight_rows_avx2(w, inp, x, tokens, out) }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn weight_rows(_: &[f16], _: usize, _: std::ops::Range<usize>, _: &[f32], _: usize, _: &mut [f32]) {
+fn weight_rows(_: &[f16], _: usize, _: &[f32], _: usize, _: &mut [f32]) {
     unreachable!("weight_rows is only called where weight_rows_fit")
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn weight_rows_avx2(
-    w: &[f16],
-    inp: usize,
-    rows: std::ops::Range<usize>,
-    x: &[f32],
-    tokens: usize,
-    out: &mut [f32],
-) {
-    let first = rows.start;
+fn weight_rows_avx2(w: &[f16], inp: usize, x: &[f32], tokens: usize, out: &mut [f32]) {
+    let rows = w.len() / inp;
     let token = |t: usize| &x[t * inp..(t + 1) * inp];
     let weights = |o: usize| &w[o * inp..(o + 1) * inp];
     // Two weight rows by up to four tokens at a time.
-    let mut o = rows.start;
-    while o < rows.end {
-        let pair = o + 1 < rows.end;
+    let mut o = 0;
+    while o < rows {
+        let pair = o + 1 < rows;
         let mut t = 0;
         while t < tokens {
             let n = (tokens - t).min(4);
@@ -686,7 +670,7 @@ fn weight_rows_avx2(
                     let xs: [&[f32]; $t] = std::array::from_fn(|i| token(t + i));
                     let got = dots_avx2::<$w, $t>(ws, xs);
                     for (i, row) in got.iter().enumerate() {
-                        let at = (o + i - first) * tokens + t;
+                        let at = (o + i) * tokens + t;
                         out[at..at + $t].copy_from_slice(row);
                     }
                 }};

@@ -554,16 +554,21 @@ mod tests {
         all
     }
 
-    #[test]
-    fn the_scan_finds_what_ranking_every_item_finds() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
+    /// A deterministic generator (xorshift) of `u64`s from `seed`.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
-            // Few distinct values, so that similarities tie often.
-            (seed % 7) as f32 - 3.0
-        };
+            seed
+        }
+    }
+
+    #[test]
+    fn the_scan_finds_what_ranking_every_item_finds() {
+        let mut bits = xorshift(0x9E37_79B9_7F4A_7C15);
+        // Few distinct values, so that similarities tie often.
+        let mut next = move || (bits() % 7) as f32 - 3.0;
         let dims = 8;
         let mut v = Vectors::new(dims);
         for doc in 1..=300i64 {
@@ -595,13 +600,8 @@ mod tests {
 
     #[test]
     fn a_scan_shared_between_threads_finds_what_ranking_every_item_finds() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % 11) as f32 - 5.0
-        };
+        let mut bits = xorshift(0x2545_F491_4F6C_DD1D);
+        let mut next = move || (bits() % 11) as f32 - 5.0;
         let dims = 8;
         let mut v = Vectors::new(dims);
         let mut doc = 0i64;
@@ -634,13 +634,8 @@ mod tests {
 
     #[test]
     fn a_search_over_many_passages_shortlists_by_signs_and_keeps_the_nearest() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
+        let mut bits = xorshift(0x9E37_79B9_7F4A_7C15);
+        let mut next = move || (bits() >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
         let dims = 96;
         let mut v = Vectors::new(dims);
         let mut stored = Vec::new();
@@ -666,8 +661,8 @@ mod tests {
             assert_eq!(exact[0], found[0]);
             // What it finds is ranked as the full comparison ranks it.
             assert_eq!(found.len(), 10);
+            let all = v.nearest_exact(&q, None, v.items(), 0.0);
             for n in &found {
-                let all = v.nearest_exact(&q, None, 100_000, 0.0);
                 let e = all
                     .iter()
                     .find(|e| e.doc == n.doc)
