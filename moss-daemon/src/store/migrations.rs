@@ -7,6 +7,8 @@
 
 use rusqlite::Connection;
 
+use super::engine::postgres::PgConn;
+use super::engine::{Db, DbError, Param};
 use crate::error::{Error, Result};
 
 /// One migration: its number in the global order, and its SQL, run in one exclusive transaction
@@ -31,6 +33,91 @@ pub const STORE: &[Migration] = &[Migration {
     INSERT INTO store_sequence(id, value) SELECT 1, coalesce(max(seq), 0) FROM capsules;
     "#,
 }];
+
+/// The store's own migrations on PostgreSQL, which numbers its own from 1 (its schema is made
+/// for it, not translated from SQLite's history).
+pub const STORE_POSTGRES: &[Migration] = &[Migration {
+    version: 1,
+    // The database's sequence (see store::writer): a PostgreSQL sequence, advanced by each
+    // batch under the store's write lock, so numbers commit in their order whichever daemon
+    // wrote them.
+    sql: r#"
+    CREATE SEQUENCE moss_sequence AS BIGINT MINVALUE 0 START WITH 1;
+    "#,
+}];
+
+/// The PostgreSQL advisory lock held while migrating, so that daemons starting together on one
+/// database apply each migration once.
+const POSTGRES_MIGRATION_LOCK: i64 = 0x6d6f_7373_0002;
+
+/// Brings a PostgreSQL database up to the latest schema of `lists`, each migration in its own
+/// transaction with the version bump (PostgreSQL changes its schema transactionally). Refuses a
+/// database newer than this build. Daemons starting together wait for each other here.
+pub fn migrate_postgres(conn: &PgConn, lists: &[&'static [Migration]]) -> Result<u32> {
+    let all = ordered(lists)?;
+    let db = Db::Postgres(conn);
+    let failed = |what: &str| {
+        let what = what.to_string();
+        move |e: DbError| Error::internal(&what, e)
+    };
+    db.query_one(
+        "SELECT pg_advisory_lock(?1)::text",
+        &[Param::Int(POSTGRES_MIGRATION_LOCK)],
+        |_| Ok(()),
+    )
+    .map_err(failed("waiting for another daemon's migration"))?;
+    let result = (|| {
+        db.batch(
+            "CREATE TABLE IF NOT EXISTS moss_schema (
+               id      BIGINT PRIMARY KEY CHECK (id = 1),
+               version BIGINT NOT NULL
+             );
+             INSERT INTO moss_schema(id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;",
+        )
+        .map_err(failed("creating the schema version table"))?;
+        let current: i64 = db
+            .query_one("SELECT version FROM moss_schema WHERE id = 1", &[], |r| {
+                r.get(0)
+            })
+            .map_err(failed("reading the schema version"))?;
+        let latest = all.len() as i64;
+        if current > latest {
+            return Err(Error::internal(
+                "opening the database",
+                format!(
+                    "the database schema is version {current}, newer than this mossd \
+                     understands ({latest}); upgrade mossd"
+                ),
+            ));
+        }
+        for m in all.iter().skip(current as usize) {
+            let applied = db
+                .batch("BEGIN")
+                .and_then(|()| db.batch(m.sql))
+                .and_then(|()| {
+                    db.execute(
+                        "UPDATE moss_schema SET version = ?1 WHERE id = 1",
+                        &[Param::from(m.version)],
+                    )
+                })
+                .and_then(|_| db.batch("COMMIT"));
+            if let Err(e) = applied {
+                let _ = db.batch("ROLLBACK");
+                return Err(Error::internal(
+                    &format!("applying migration {}", m.version),
+                    e,
+                ));
+            }
+        }
+        Ok(latest as u32)
+    })();
+    let _ = db.query_one(
+        "SELECT pg_advisory_unlock(?1)::text",
+        &[Param::Int(POSTGRES_MIGRATION_LOCK)],
+        |_| Ok(()),
+    );
+    result
+}
 
 /// Every migration of `lists`, in version order; refuses a gap or a number taken twice, which
 /// would leave some database without a table.
@@ -93,15 +180,15 @@ mod tests {
 
     static ONE: &[Migration] = &[Migration {
         version: 1,
-        sql: "CREATE TABLE a(x);",
+        sql: "CREATE TABLE a(x BIGINT);",
     }];
     static TWO: &[Migration] = &[Migration {
         version: 2,
-        sql: "CREATE TABLE b(x);",
+        sql: "CREATE TABLE b(x BIGINT);",
     }];
     static THREE: &[Migration] = &[Migration {
         version: 3,
-        sql: "CREATE TABLE c(x);",
+        sql: "CREATE TABLE c(x BIGINT);",
     }];
 
     #[test]
@@ -130,6 +217,61 @@ mod tests {
             twice.0.message.contains("listed twice"),
             "{}",
             twice.0.message
+        );
+    }
+
+    /// The same lists on PostgreSQL: applied in order once, by one of two daemons starting
+    /// together, and a newer database refused.
+    #[test]
+    fn postgres_applies_each_migration_once_and_refuses_a_newer_database() {
+        let Some(scratch) = crate::store::engine::postgres::testing::Scratch::new() else {
+            return;
+        };
+        let starts: Vec<_> = (0..2)
+            .map(|_| {
+                let config = scratch.config.clone();
+                std::thread::spawn(move || {
+                    let conn = PgConn::connect(&config).unwrap();
+                    migrate_postgres(&conn, &[TWO, ONE]).unwrap()
+                })
+            })
+            .collect();
+        for start in starts {
+            assert_eq!(start.join().unwrap(), 2);
+        }
+        let conn = scratch.connect();
+        assert_eq!(migrate_postgres(&conn, &[ONE, TWO, THREE]).unwrap(), 3);
+        let db = Db::Postgres(&conn);
+        let tables: i64 = db
+            .query_one(
+                "SELECT count(*) FROM information_schema.tables \
+                 WHERE table_schema = current_schema() AND table_name IN ('a', 'b', 'c')",
+                &[],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(tables, 3);
+        db.batch("UPDATE moss_schema SET version = 999").unwrap();
+        let e = migrate_postgres(&conn, &[ONE]).unwrap_err();
+        assert!(
+            e.0.message.contains("opening the database"),
+            "{}",
+            e.0.message
+        );
+        // A failing migration leaves the version where it was.
+        db.batch("UPDATE moss_schema SET version = 3").unwrap();
+        static BAD: &[Migration] = &[Migration {
+            version: 4,
+            sql: "CREATE TABLE d(x BIGINT); CREATE TABLE a(x BIGINT);",
+        }];
+        assert!(migrate_postgres(&conn, &[ONE, TWO, THREE, BAD]).is_err());
+        let version: i64 = db
+            .query_one("SELECT version FROM moss_schema", &[], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 3);
+        assert!(
+            db.batch("SELECT * FROM d").is_err(),
+            "migration 4 rolled back whole"
         );
     }
 

@@ -228,7 +228,7 @@ struct WriterHooks {
 }
 
 impl writer::BatchHooks for WriterHooks {
-    fn before_commit(&self, conn: &Connection) -> rusqlite::Result<()> {
+    fn before_commit(&self, conn: &Connection) -> std::result::Result<(), engine::DbError> {
         self.index.before_commit(conn)
     }
 

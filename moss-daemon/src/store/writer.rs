@@ -22,12 +22,15 @@
 use std::cell::Cell;
 use std::ops::Deref;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use moss_client::ErrorCode;
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::engine::postgres::PgConn;
+use super::engine::{Db, DbError, DbErrorKind, Param};
 use super::fts::Source;
 use crate::error::{Error, Result};
 
@@ -36,10 +39,10 @@ const QUEUE_DEPTH: usize = 1024;
 /// Jobs committed together at most.
 const MAX_BATCH: usize = 512;
 
-/// What the writer does around each batch's COMMIT besides the jobs.
-pub trait BatchHooks: Send + 'static {
+/// What the writer does around each batch's COMMIT besides the jobs, on its connection `C`.
+pub trait BatchHooks<C: ?Sized = Connection>: Send + 'static {
     /// Runs after the jobs, outside their savepoints, inside the batch's transaction.
-    fn before_commit(&self, _conn: &Connection) -> rusqlite::Result<()> {
+    fn before_commit(&self, _conn: &C) -> std::result::Result<(), DbError> {
         Ok(())
     }
 
@@ -48,10 +51,151 @@ pub trait BatchHooks: Send + 'static {
 
     /// Runs after the batch's replies are sent, outside any transaction: housekeeping that must
     /// run on the writer's connection without delaying the batch it follows.
-    fn after_replies(&self, _conn: &Connection) {}
+    fn after_replies(&self, _conn: &C) {}
 }
 
-impl BatchHooks for () {}
+impl<C: ?Sized> BatchHooks<C> for () {}
+
+/// The connection a writer runs its batches on: SQLite's, or PostgreSQL's. What differs is how
+/// a batch begins (PostgreSQL also takes the store's write lock, so that batches of several
+/// daemons commit one at a time, in the order of their sequence numbers) and how its sequence
+/// and its changes are recorded before COMMIT.
+pub trait WriterConn: Send + 'static {
+    fn db(&self) -> Db<'_>;
+
+    /// The sequence's value when the writer starts.
+    fn load_sequence(&self) -> std::result::Result<i64, DbError>;
+
+    /// Opens a batch's transaction. `seq` is the sequence as this writer last knew it; an
+    /// engine shared with other daemons reloads it here, under the write lock. On failure no
+    /// transaction is left open.
+    fn begin(&self, seq: &Sequence) -> std::result::Result<(), DbError>;
+
+    /// Inside the batch's transaction, after its jobs: records the sequence's high mark if it
+    /// moved, and announces the `touched` sources to other daemons (if any share the engine).
+    fn record(&self, seq: &Sequence, touched: &[&str]) -> std::result::Result<(), DbError>;
+
+    /// Whether the engine rolled the whole transaction back by itself (SQLite does on a full
+    /// disk and some I/O errors).
+    fn lost_transaction(&self) -> bool;
+
+    /// Housekeeping when the writer stops.
+    fn closing(&self) {}
+}
+
+impl WriterConn for Connection {
+    fn db(&self) -> Db<'_> {
+        Db::Sqlite(self)
+    }
+
+    fn load_sequence(&self) -> std::result::Result<i64, DbError> {
+        Ok(
+            self.query_row("SELECT value FROM store_sequence WHERE id = 1", [], |r| {
+                r.get(0)
+            })?,
+        )
+    }
+
+    fn begin(&self, _seq: &Sequence) -> std::result::Result<(), DbError> {
+        exec(Db::Sqlite(self), "BEGIN IMMEDIATE")
+    }
+
+    fn record(&self, seq: &Sequence, _touched: &[&str]) -> std::result::Result<(), DbError> {
+        let issued = seq.issued.get();
+        if issued != seq.recorded.get() {
+            self.prepare_cached("UPDATE store_sequence SET value = ?1 WHERE id = 1")?
+                .execute([issued])?;
+        }
+        Ok(())
+    }
+
+    fn lost_transaction(&self) -> bool {
+        self.is_autocommit()
+    }
+
+    fn closing(&self) {
+        if let Err(e) = self.execute_batch("PRAGMA optimize") {
+            tracing::warn!("PRAGMA optimize at shutdown failed: {e}");
+        }
+    }
+}
+
+/// The PostgreSQL advisory lock a batch holds until it commits: one writer of all the daemons
+/// on a database at a time, so that sequence numbers are committed in their order and a
+/// watcher that has seen number N never later finds a change numbered below it.
+pub const POSTGRES_WRITE_LOCK: i64 = 0x6d6f_7373_0001;
+
+/// The channel each batch's changes are announced on, to every daemon on the database: the
+/// payload is the store's schema, the changed sources' names, then the batch's high mark,
+/// space-separated.
+pub const POSTGRES_CHANNEL: &str = "moss_commits";
+
+impl WriterConn for PgConn {
+    fn db(&self) -> Db<'_> {
+        Db::Postgres(self)
+    }
+
+    fn load_sequence(&self) -> std::result::Result<i64, DbError> {
+        self.db().query_one(
+            "SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END \
+             FROM moss_sequence",
+            &[],
+            |r| r.get(0),
+        )
+    }
+
+    fn begin(&self, seq: &Sequence) -> std::result::Result<(), DbError> {
+        self.reconnect_if_closed()?;
+        let db = self.db();
+        db.batch("BEGIN")?;
+        let locked = db
+            .query_one(
+                "SELECT pg_advisory_xact_lock(?1)::text",
+                &[Param::Int(POSTGRES_WRITE_LOCK)],
+                |_| Ok(()),
+            )
+            .and_then(|()| self.load_sequence());
+        match locked {
+            Ok(value) => {
+                // Numbers this writer handed out in a batch that failed to commit stay taken.
+                seq.issued.set(value.max(seq.issued.get()));
+                seq.recorded.set(value);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = db.batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    fn record(&self, seq: &Sequence, touched: &[&str]) -> std::result::Result<(), DbError> {
+        let db = self.db();
+        let issued = seq.issued.get();
+        if issued != seq.recorded.get() {
+            db.query_one(
+                "SELECT setval('moss_sequence', ?1)",
+                &[Param::Int(issued)],
+                |_| Ok(()),
+            )?;
+        }
+        if !touched.is_empty() {
+            // Delivered when (and only if) the transaction commits. Led by the schema, so that
+            // stores in several schemas of one database hear only their own.
+            let payload = format!("{} {issued}", touched.join(" "));
+            db.query_one(
+                "SELECT pg_notify(?1, current_schema() || ' ' || ?2)::text",
+                &[Param::Text(POSTGRES_CHANNEL), Param::Text(&payload)],
+                |_| Ok(()),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn lost_transaction(&self) -> bool {
+        self.is_closed()
+    }
+}
 /// Called once the batch a job belongs to has committed (or failed to).
 type Reply = Box<dyn FnOnce(Result<()>) + Send>;
 /// Runs inside the job's savepoint; returns its failure (`None`: keep its changes) and its
@@ -59,10 +203,11 @@ type Reply = Box<dyn FnOnce(Result<()>) + Send>;
 /// then only answers with that error.
 type Job = Box<dyn FnOnce(std::result::Result<&WriteCtx, Error>) -> (Option<Error>, Reply) + Send>;
 
-/// What a writer job works with: the writer's connection (through `Deref`, or [`WriteCtx::conn`])
-/// and the database's sequence.
+/// What a writer job works with: the writer's connection ([`WriteCtx::db`], whatever the
+/// engine; on SQLite also the connection itself, through `Deref` or [`WriteCtx::conn`]) and the
+/// database's sequence.
 pub struct WriteCtx<'a> {
-    conn: &'a Connection,
+    db: Db<'a>,
     seq: &'a Sequence,
     changes: &'a Changes,
 }
@@ -90,9 +235,21 @@ impl Changes {
 }
 
 impl WriteCtx<'_> {
-    /// The writer's connection, inside the job's savepoint.
+    /// The writer's connection, inside the job's savepoint, whatever the engine.
+    pub fn db(&self) -> Db<'_> {
+        self.db
+    }
+
+    /// The writer's SQLite connection, inside the job's savepoint, for the code that speaks
+    /// SQLite's own API rather than [`WriteCtx::db`]. Such code runs only on a SQLite store:
+    /// the daemon offers PostgreSQL only for families whose every write goes through `db`.
     pub fn conn(&self) -> &Connection {
-        self.conn
+        match self.db {
+            Db::Sqlite(conn) => conn,
+            Db::Postgres(_) => {
+                unreachable!("a job written for SQLite's API ran on a PostgreSQL store")
+            }
+        }
     }
 
     /// The next number of the database's sequence: larger than every number handed out before,
@@ -117,45 +274,31 @@ impl Deref for WriteCtx<'_> {
     type Target = Connection;
 
     fn deref(&self) -> &Connection {
-        self.conn
+        self.conn()
     }
 }
 
 /// The sequence's counter, owned by the writer thread.
-struct Sequence {
+pub struct Sequence {
     /// The last number handed out.
     issued: Cell<i64>,
-    /// The value `store_sequence` holds as of the last commit.
+    /// The value the database holds as of the last commit (or, on an engine shared with other
+    /// daemons, as of this batch's start).
     recorded: Cell<i64>,
 }
 
 impl Sequence {
-    fn load(conn: &Connection) -> rusqlite::Result<Sequence> {
-        let value: i64 =
-            conn.query_row("SELECT value FROM store_sequence WHERE id = 1", [], |r| {
-                r.get(0)
-            })?;
-        Ok(Sequence {
+    fn new(value: i64) -> Sequence {
+        Sequence {
             issued: Cell::new(value),
             recorded: Cell::new(value),
-        })
+        }
     }
 
     fn next(&self) -> i64 {
         let n = self.issued.get() + 1;
         self.issued.set(n);
         n
-    }
-
-    /// Inside the batch's transaction, after its jobs: records the high mark if it moved.
-    /// Numbers taken by a job that was rolled back are recorded too, so they are never reused.
-    fn record(&self, conn: &Connection) -> rusqlite::Result<()> {
-        let issued = self.issued.get();
-        if issued != self.recorded.get() {
-            conn.prepare_cached("UPDATE store_sequence SET value = ?1 WHERE id = 1")?
-                .execute([issued])?;
-        }
-        Ok(())
     }
 
     /// After a successful COMMIT. After a failed one the in-memory counter keeps its numbers
@@ -175,8 +318,54 @@ enum Msg {
 #[derive(Clone)]
 pub struct Writer {
     tx: mpsc::Sender<Msg>,
-    /// Each source's name and commit signal.
-    commits: std::sync::Arc<[(&'static str, watch::Receiver<i64>)]>,
+    /// Each source's commit signal.
+    signals: Arc<Signals>,
+}
+
+/// Each source's commit signal: the sequence's high mark as of the last committed batch that
+/// changed it. Moved by this daemon's writer, and on an engine shared with other daemons by the
+/// listener that hears their commits; it only ever goes up.
+#[derive(Debug)]
+pub struct Signals {
+    names: Vec<&'static str>,
+    senders: Vec<watch::Sender<i64>>,
+}
+
+impl Signals {
+    fn new(names: Vec<&'static str>, value: i64) -> Signals {
+        Signals {
+            senders: names.iter().map(|_| watch::channel(value).0).collect(),
+            names,
+        }
+    }
+
+    /// Raises the signal of source `i` (in the writer's order) to `seq`, waking its waiters, if
+    /// it is below.
+    fn raise(&self, i: usize, seq: i64) {
+        self.senders[i].send_if_modified(|v| {
+            let higher = seq > *v;
+            if higher {
+                *v = seq;
+            }
+            higher
+        });
+    }
+
+    /// Raises the signal of the source named `name` to `seq`; a name this daemon does not serve
+    /// is ignored (a newer daemon on the same database may serve more).
+    pub fn announce(&self, name: &str, seq: i64) {
+        if let Some(i) = self.names.iter().position(|n| *n == name) {
+            self.raise(i, seq);
+        }
+    }
+
+    /// Raises every source's signal to `seq`: for when changes may have been missed (a
+    /// listener that reconnected), so that every waiter looks again.
+    pub fn announce_all(&self, seq: i64) {
+        for i in 0..self.senders.len() {
+            self.raise(i, seq);
+        }
+    }
 }
 
 impl std::fmt::Debug for Writer {
@@ -194,31 +383,25 @@ pub struct WriterThread {
 impl Writer {
     /// Starts the writer thread on an open, migrated connection (it must hold `store_sequence`),
     /// with its batch hooks and a commit signal for each of `sources`.
-    pub fn spawn(
-        conn: Connection,
-        hooks: impl BatchHooks,
+    pub fn spawn<C: WriterConn>(
+        conn: C,
+        hooks: impl BatchHooks<C>,
         sources: &[&'static Source],
     ) -> Result<(Writer, WriterThread)> {
-        let seq = Sequence::load(&conn)
-            .map_err(|e| Error::internal("reading the database's sequence", e))?;
+        let seq = Sequence::new(
+            conn.load_sequence()
+                .map_err(|e| Error::internal("reading the database's sequence", e))?,
+        );
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         let names: Vec<&'static str> = sources.iter().map(|s| s.name).collect();
-        let (senders, commits): (Vec<_>, Vec<_>) = names
-            .iter()
-            .map(|name| {
-                let (tx, rx) = watch::channel(seq.issued.get());
-                (tx, (*name, rx))
-            })
-            .unzip();
+        let signals = Arc::new(Signals::new(names.clone(), seq.issued.get()));
+        let announce = signals.clone();
         let handle = std::thread::Builder::new()
             .name("moss-writer".into())
-            .spawn(move || run(conn, seq, rx, hooks, Changes::new(names), senders))
+            .spawn(move || run(conn, seq, rx, hooks, Changes::new(names), announce))
             .map_err(|e| Error::internal("starting the writer thread", e))?;
         Ok((
-            Writer {
-                tx,
-                commits: commits.into(),
-            },
+            Writer { tx, signals },
             WriterThread {
                 handle: Some(handle),
             },
@@ -258,11 +441,18 @@ impl Writer {
     /// way to wait for the next one: every change of it committed so far has a sequence number
     /// at most the value seen. `source` is one of the sources the writer was started with.
     pub fn commits(&self, source: &Source) -> watch::Receiver<i64> {
-        self.commits
+        let i = self
+            .signals
+            .names
             .iter()
-            .find(|(name, _)| *name == source.name)
-            .map(|(_, rx)| rx.clone())
-            .unwrap_or_else(|| panic!("{} is not a source of this store", source.name))
+            .position(|name| *name == source.name)
+            .unwrap_or_else(|| panic!("{} is not a source of this store", source.name));
+        self.signals.senders[i].subscribe()
+    }
+
+    /// The commit signals, for a listener that hears other daemons' commits.
+    pub fn signals(&self) -> Arc<Signals> {
+        self.signals.clone()
     }
 
     /// Asks the thread to finish the queued jobs and stop. Later writes fail with UNAVAILABLE.
@@ -287,17 +477,17 @@ fn closed() -> Error {
     )
 }
 
-fn run(
-    conn: Connection,
+fn run<C: WriterConn, H: BatchHooks<C>>(
+    conn: C,
     seq: Sequence,
     mut rx: mpsc::Receiver<Msg>,
-    hooks: impl BatchHooks,
+    hooks: H,
     changes: Changes,
-    commits: Vec<watch::Sender<i64>>,
+    signals: Arc<Signals>,
 ) {
     let hooks = Announcing {
         hooks,
-        commits,
+        signals,
         changes,
     };
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
@@ -327,22 +517,20 @@ fn run(
         }
     }
     commit_batch(&conn, &seq, &mut batch, &hooks);
-    if let Err(e) = conn.execute_batch("PRAGMA optimize") {
-        tracing::warn!("PRAGMA optimize at shutdown failed: {e}");
-    }
+    conn.closing();
 }
 
 /// The batch hooks, and the announcement of committed changes, source by source.
 struct Announcing<H> {
     hooks: H,
     /// Each source's commit signal, in the order of `changes.names`.
-    commits: Vec<watch::Sender<i64>>,
+    signals: Arc<Signals>,
     /// Which sources the current batch's jobs changed.
     changes: Changes,
 }
 
-fn commit_batch<H: BatchHooks>(
-    conn: &Connection,
+fn commit_batch<C: WriterConn, H: BatchHooks<C>>(
+    conn: &C,
     seq: &Sequence,
     batch: &mut Vec<Job>,
     hooks: &Announcing<H>,
@@ -350,8 +538,9 @@ fn commit_batch<H: BatchHooks>(
     if batch.is_empty() {
         return;
     }
+    let db = conn.db();
     let ctx = WriteCtx {
-        conn,
+        db,
         seq,
         changes: &hooks.changes,
     };
@@ -360,7 +549,7 @@ fn commit_batch<H: BatchHooks>(
     let mut in_transaction = false;
     for job in batch.drain(..) {
         if !in_transaction {
-            if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
+            if let Err(e) = conn.begin(seq) {
                 // The job never runs: it answers with why (STORAGE_FULL on a full disk).
                 let (_, reply) = job(Err(Error::from(e)));
                 reply(Ok(()));
@@ -368,22 +557,22 @@ fn commit_batch<H: BatchHooks>(
             }
             in_transaction = true;
         }
-        if let Err(e) = exec(conn, "SAVEPOINT job") {
+        if let Err(e) = exec(db, "SAVEPOINT job") {
             let (_, reply) = job(Err(Error::from(e)));
             reply(Ok(()));
             continue;
         }
         let ran = catch_unwind(AssertUnwindSafe(|| job(Ok(&ctx))));
-        if conn.is_autocommit() {
-            // SQLite rolled the whole transaction back (it does on SQLITE_FULL and some I/O
-            // errors): the jobs before this one lost their changes too, and say so. The writer
-            // goes on: the next job opens a new transaction, so writes resume as soon as the
-            // disk has room again.
+        if conn.lost_transaction() {
+            // The engine rolled the whole transaction back (SQLite does on SQLITE_FULL and some
+            // I/O errors; a PostgreSQL connection may be lost): the jobs before this one lost
+            // their changes too, and say so. The writer goes on: the next job opens a new
+            // transaction, so writes resume as soon as the disk has room again.
             let why = match &ran {
                 Ok((Some(e), _)) => e.clone(),
                 _ => Error::internal("writing", "the write transaction was rolled back"),
             };
-            tracing::warn!("a write transaction was rolled back by SQLite: {why}");
+            tracing::warn!("a write transaction was rolled back by the database: {why}");
             for reply in replies.drain(..) {
                 reply(Err(why.clone()));
             }
@@ -396,17 +585,17 @@ fn commit_batch<H: BatchHooks>(
         match ran {
             Ok((failure, reply)) => {
                 if failure.is_some() {
-                    rollback_savepoint(conn);
-                } else if let Err(e) = exec(conn, "RELEASE job") {
+                    rollback_savepoint(db);
+                } else if let Err(e) = exec(db, "RELEASE job") {
                     tracing::error!("cannot release a savepoint: {e}");
-                    rollback_savepoint(conn);
+                    rollback_savepoint(db);
                 }
                 replies.push(reply);
             }
             Err(_) => {
                 // The job's reply sender was dropped with it: its caller sees an internal error.
                 tracing::error!("a write job panicked; its changes are rolled back");
-                rollback_savepoint(conn);
+                rollback_savepoint(db);
             }
         }
     }
@@ -414,26 +603,34 @@ fn commit_batch<H: BatchHooks>(
         hooks.changes.clear();
         return;
     }
-    let commit = seq
-        .record(conn)
+    let touched: Vec<&str> = hooks
+        .changes
+        .names
+        .iter()
+        .zip(&hooks.changes.touched)
+        .filter(|(_, t)| t.get())
+        .map(|(name, _)| *name)
+        .collect();
+    let commit = conn
+        .record(seq, &touched)
         .and_then(|()| hooks.hooks.before_commit(conn))
-        .and_then(|()| exec(conn, "COMMIT"))
+        .and_then(|()| exec(db, "COMMIT"))
         .map_err(|e| {
-            if !conn.is_autocommit() {
-                let _ = conn.execute_batch("ROLLBACK");
+            if !conn.lost_transaction() {
+                let _ = db.batch("ROLLBACK");
             }
-            if crate::error::is_disk_full(&e) {
-                Error::storage_full("committing a write", e)
-            } else {
-                Error::internal("committing", e)
+            match e.kind() {
+                DbErrorKind::DiskFull => Error::storage_full("committing a write", e),
+                DbErrorKind::ConnectionLost => Error::from(e),
+                _ => Error::internal("committing", e),
             }
         });
     if commit.is_ok() {
         seq.committed();
         hooks.hooks.after_commit();
-        for (touched, signal) in hooks.changes.touched.iter().zip(&hooks.commits) {
+        for (i, touched) in hooks.changes.touched.iter().enumerate() {
             if touched.get() {
-                signal.send_replace(seq.issued.get());
+                hooks.signals.raise(i, seq.issued.get());
             }
         }
     }
@@ -444,13 +641,16 @@ fn commit_batch<H: BatchHooks>(
     hooks.hooks.after_replies(conn);
 }
 
-/// Runs a transaction-control statement from the statement cache (no re-parsing per job).
-fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+/// Runs a transaction-control statement (from SQLite's statement cache: no re-parsing per job).
+fn exec(db: Db<'_>, sql: &str) -> std::result::Result<(), DbError> {
+    match db {
+        Db::Sqlite(conn) => Ok(conn.prepare_cached(sql)?.execute([]).map(|_| ())?),
+        Db::Postgres(conn) => conn.batch(sql),
+    }
 }
 
-fn rollback_savepoint(conn: &Connection) {
-    if let Err(e) = exec(conn, "ROLLBACK TO job").and_then(|()| exec(conn, "RELEASE job")) {
+fn rollback_savepoint(db: Db<'_>) {
+    if let Err(e) = exec(db, "ROLLBACK TO job").and_then(|()| exec(db, "RELEASE job")) {
         tracing::error!("cannot roll back a savepoint: {e}");
     }
 }
@@ -718,5 +918,204 @@ mod tests {
         t.join();
         let r = w.run(|_| Ok(())).await;
         assert_eq!(r.unwrap_err().code(), ErrorCode::Unavailable);
+    }
+
+    /// The writer on PostgreSQL, as several daemons share one database.
+    mod postgres_engine {
+        use std::time::{Duration, Instant};
+
+        use super::*;
+        use crate::store::engine::listener::Listener;
+        use crate::store::engine::postgres::testing::Scratch;
+        use crate::store::migrations::{self, Migration};
+
+        static TABLE: &[Migration] = &[Migration {
+            version: 2,
+            sql: "CREATE TABLE t (x BIGINT UNIQUE, seq BIGINT NOT NULL, writer BIGINT);",
+        }];
+
+        fn database() -> Option<Scratch> {
+            let scratch = Scratch::new()?;
+            off_runtime(|| {
+                migrations::migrate_postgres(
+                    &scratch.connect(),
+                    &[migrations::STORE_POSTGRES, TABLE],
+                )
+                .unwrap()
+            });
+            Some(scratch)
+        }
+
+        /// Runs `f` on a thread of its own: the synchronous client blocks, which a thread that
+        /// drives async tasks may not.
+        fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+            std::thread::scope(|s| s.spawn(f).join().unwrap())
+        }
+
+        fn daemon(scratch: &Scratch) -> (Writer, WriterThread) {
+            off_runtime(|| Writer::spawn(scratch.connect(), (), &[&SOURCE_A, &SOURCE_B]).unwrap())
+        }
+
+        fn insert(w: &Writer, x: i64, writer: i64) -> impl Future<Output = Result<i64>> + 'static {
+            let w = w.clone();
+            async move {
+                w.run(move |c| {
+                    let seq = c.next_seq();
+                    c.db().execute(
+                        "INSERT INTO t(x, seq, writer) VALUES (?1, ?2, ?3)",
+                        crate::db_params![x, seq, writer],
+                    )?;
+                    c.changed(&SOURCE_A);
+                    Ok(seq)
+                })
+                .await
+            }
+        }
+
+        /// Two daemons writing at once: every number is handed out once, and numbers commit
+        /// in their order. A reader that has seen the highest number N never later finds a
+        /// new row numbered below N (what `capsule_watch` and the indexers rely on).
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn two_writers_commit_their_numbers_in_order() {
+            let Some(scratch) = database() else { return };
+            let (a, ta) = daemon(&scratch);
+            let (b, tb) = daemon(&scratch);
+            let watching = Arc::new(std::sync::atomic::AtomicBool::new(true));
+            let watcher = {
+                let conn = scratch.connect();
+                let watching = watching.clone();
+                std::thread::spawn(move || {
+                    let db = Db::Postgres(&conn);
+                    let mut seen = Vec::new();
+                    while watching.load(std::sync::atomic::Ordering::Acquire) {
+                        seen.push(
+                            db.query_one(
+                                "SELECT coalesce(max(seq), 0), count(*) FROM t",
+                                &[],
+                                |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?)),
+                            )
+                            .unwrap(),
+                        );
+                    }
+                    seen
+                })
+            };
+            let mut jobs = Vec::new();
+            for i in 0..300i64 {
+                let (w, n) = if i % 2 == 0 { (&a, 0) } else { (&b, 1) };
+                jobs.push(tokio::spawn(insert(w, i, n)));
+            }
+            let mut numbers = Vec::new();
+            for job in jobs {
+                numbers.push(job.await.unwrap().unwrap());
+            }
+            watching.store(false, std::sync::atomic::Ordering::Release);
+            let seen = watcher.join().unwrap();
+            numbers.sort_unstable();
+            numbers.dedup();
+            assert_eq!(numbers.len(), 300, "every number handed out once");
+            let rows: Vec<i64> = off_runtime(|| {
+                Db::Postgres(&scratch.connect())
+                    .query_map("SELECT seq FROM t ORDER BY seq", &[], |r| r.get(0))
+                    .unwrap()
+            });
+            assert_eq!(rows, numbers);
+            for (max, count) in &seen {
+                let below = rows.iter().filter(|s| *s <= max).count() as i64;
+                assert_eq!(
+                    below, *count,
+                    "a row numbered at most {max} committed after {max} was seen"
+                );
+            }
+            assert!(seen.len() > 1, "the watcher looked while the writers wrote");
+            for w in [&a, &b] {
+                w.close().await;
+            }
+            ta.join();
+            tb.join();
+        }
+
+        /// A waiter on one daemon wakes for a change written through the other, through
+        /// LISTEN/NOTIFY, within 100 ms at the median; a change of another source does not
+        /// wake it.
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_waiter_on_one_daemon_wakes_for_a_change_through_the_other() {
+            let Some(scratch) = database() else { return };
+            let (a, ta) = daemon(&scratch);
+            let (b, tb) = daemon(&scratch);
+            let listener = off_runtime(|| Listener::spawn(&scratch.config, b.signals()).unwrap());
+            let mut on_b = b.commits(&SOURCE_A);
+            let mut other_on_b = b.commits(&SOURCE_B);
+            // The listener's first act: every signal raised to the sequence's value.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            on_b.borrow_and_update();
+            other_on_b.borrow_and_update();
+            let mut waits = Vec::new();
+            for i in 0..20i64 {
+                let started = Instant::now();
+                let seq = insert(&a, i, 0).await.unwrap();
+                tokio::time::timeout(Duration::from_secs(5), on_b.changed())
+                    .await
+                    .expect("daemon B heard daemon A's commit")
+                    .unwrap();
+                waits.push(started.elapsed());
+                assert_eq!(*on_b.borrow_and_update(), seq);
+            }
+            assert!(
+                !other_on_b.has_changed().unwrap(),
+                "changes of source A do not wake a waiter on source B"
+            );
+            waits.sort_unstable();
+            let median = waits[waits.len() / 2];
+            eprintln!(
+                "write through A, wake on B: median {median:?}, max {:?}",
+                waits[19]
+            );
+            assert!(median < Duration::from_millis(100), "median {median:?}");
+            listener.stop();
+            for w in [&a, &b] {
+                w.close().await;
+            }
+            ta.join();
+            tb.join();
+        }
+
+        /// The server drops the writer's connection: the batch that finds it gone answers
+        /// UNAVAILABLE, the next one reconnects and writes; acknowledged writes are all there.
+        #[tokio::test]
+        async fn the_writer_reconnects_after_the_server_drops_it() {
+            let Some(scratch) = database() else { return };
+            let (w, t) = daemon(&scratch);
+            insert(&w, 1, 0).await.unwrap();
+            let pid: i64 = w
+                .run(|c| {
+                    Ok(c.db()
+                        .query_one("SELECT pg_backend_pid()::bigint", &[], |r| r.get(0))?)
+                })
+                .await
+                .unwrap();
+            off_runtime(|| {
+                Db::Postgres(&scratch.connect())
+                    .query_one(
+                        "SELECT pg_terminate_backend(?1::int)::text",
+                        crate::db_params![pid],
+                        |_| Ok(()),
+                    )
+                    .unwrap()
+            });
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let lost = insert(&w, 2, 0).await.unwrap_err();
+            assert_eq!(lost.code(), ErrorCode::Unavailable, "{lost}");
+            let seq = insert(&w, 3, 0).await.unwrap();
+            assert!(seq >= 2, "numbers go on after the reconnection: {seq}");
+            let xs: Vec<i64> = off_runtime(|| {
+                Db::Postgres(&scratch.connect())
+                    .query_map("SELECT x FROM t ORDER BY x", &[], |r| r.get(0))
+                    .unwrap()
+            });
+            assert_eq!(xs, [1, 3]);
+            w.close().await;
+            t.join();
+        }
     }
 }

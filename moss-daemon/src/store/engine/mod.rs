@@ -13,6 +13,7 @@
 //! ([`DbErrorKind`]), so a family tells a unique-key conflict or a full disk apart without
 //! knowing the engine.
 
+pub mod listener;
 pub mod placeholders;
 pub mod postgres;
 

@@ -61,18 +61,32 @@ pub fn redact(url: &str) -> String {
 pub struct PgConn {
     client: RefCell<Client>,
     statements: RefCell<HashMap<String, Statement>>,
+    /// How it was opened, to open it again when the server dropped it.
+    config: Config,
 }
 
 impl PgConn {
+    /// Connects. Callable from any thread: on one that drives async tasks (where the client's
+    /// own runtime may not block) the connection is made on a short-lived thread of its own.
     pub fn connect(config: &Config) -> std::result::Result<PgConn, DbError> {
-        Ok(PgConn::new(config.connect(NoTls)?))
+        Ok(PgConn {
+            client: RefCell::new(open(config)?),
+            statements: RefCell::new(HashMap::new()),
+            config: config.clone(),
+        })
     }
 
-    pub fn new(client: Client) -> PgConn {
-        PgConn {
-            client: RefCell::new(client),
-            statements: RefCell::new(HashMap::new()),
+    /// Opens the connection again if the server (or the network) dropped it: a long-lived
+    /// connection (the writer's, a listener's) outlives a server restart this way. Its
+    /// prepared statements are prepared again as they are used.
+    pub fn reconnect_if_closed(&self) -> std::result::Result<(), DbError> {
+        if !self.is_closed() {
+            return Ok(());
         }
+        let client = open(&self.config)?;
+        *self.client.borrow_mut() = client;
+        self.statements.borrow_mut().clear();
+        Ok(())
     }
 
     /// The prepared statement for `sql` (written with `?N` placeholders).
@@ -120,6 +134,18 @@ impl PgConn {
     pub fn is_closed(&self) -> bool {
         self.client.borrow().is_closed()
     }
+}
+
+fn open(config: &Config) -> std::result::Result<Client, DbError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Ok(config.connect(NoTls)?);
+    }
+    std::thread::scope(|s| {
+        s.spawn(|| config.connect(NoTls))
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+    .map_err(DbError::from)
 }
 
 fn refs<'p>(params: &'p [Param<'p>]) -> Vec<&'p (dyn ToSql + Sync)> {
@@ -319,9 +345,15 @@ pub mod testing {
             };
             let admin = config(&url).expect("MOSS_TEST_POSTGRES is a PostgreSQL URL");
             let schema = format!("t_{}", ulid::Ulid::generate().to_string().to_lowercase());
-            PgConn::connect(&admin)
-                .and_then(|c| c.batch(&format!("CREATE SCHEMA {schema}")))
-                .expect("the test server takes a new schema");
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    PgConn::connect(&admin)
+                        .and_then(|c| c.batch(&format!("CREATE SCHEMA {schema}")))
+                        .expect("the test server takes a new schema")
+                })
+                .join()
+                .unwrap()
+            });
             let mut config = admin.clone();
             config.options(&format!("-c search_path={schema}"));
             Some(Scratch {
@@ -338,9 +370,13 @@ pub mod testing {
 
     impl Drop for Scratch {
         fn drop(&mut self) {
-            if let Ok(c) = PgConn::connect(&self.admin) {
-                let _ = c.batch(&format!("DROP SCHEMA {} CASCADE", self.schema));
-            }
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    if let Ok(c) = PgConn::connect(&self.admin) {
+                        let _ = c.batch(&format!("DROP SCHEMA {} CASCADE", self.schema));
+                    }
+                });
+            });
         }
     }
 }

@@ -39,7 +39,7 @@ pub(super) struct Trimmed {
 }
 
 impl BatchHooks for IndexHooks {
-    fn before_commit(&self, conn: &Connection) -> rusqlite::Result<()> {
+    fn before_commit(&self, conn: &Connection) -> Result<(), crate::store::engine::DbError> {
         for s in &self.sources {
             let applied = s
                 .position
