@@ -109,6 +109,18 @@ impl Read {
         let answer = store.readers.run(move |conn| f(conn, ws)).await?;
         budget::fit(answer, &caps)
     }
+
+    /// Runs `f` on a read connection of either engine (with the workspace) and fits its answer
+    /// to the caps.
+    pub async fn run_db<T, F>(self, store: &Store, f: F) -> Result<T>
+    where
+        T: Fit + Send + 'static,
+        F: FnOnce(crate::store::engine::Db<'_>, String) -> Result<T> + Send + 'static,
+    {
+        let Read { ws, caps } = self;
+        let answer = store.readers.run_db(move |db| f(db, ws)).await?;
+        budget::fit(answer, &caps)
+    }
 }
 
 /// A workspace a request must name.

@@ -53,9 +53,10 @@ pub fn check_query_start(query: &str) -> Result<()> {
 
 /// FTS5 reports a query it cannot parse as a plain SQL error; the SQL around it is fixed, so
 /// such an error is the user's query: `INVALID_REQUEST` naming the field, and the way around it.
-pub fn query_error(e: rusqlite::Error, query: &str) -> Error {
+pub fn query_error(e: impl Into<crate::store::engine::DbError>, query: &str) -> Error {
+    let e: crate::store::engine::DbError = e.into();
     match &e {
-        rusqlite::Error::SqliteFailure(err, Some(msg))
+        crate::store::engine::DbError::Sqlite(rusqlite::Error::SqliteFailure(err, Some(msg)))
             if err.code == SqliteCode::Unknown
                 && FTS5_QUERY_ERRORS.iter().any(|p| msg.starts_with(p)) =>
         {
@@ -492,6 +493,46 @@ pub fn filter_near<K: rusqlite::types::FromSql>(
                 Ok((r.get::<_, i64>(0)?, r.get::<_, K>(1)?))
             })?
             .collect::<rusqlite::Result<_>>()?;
+        for n in chunk {
+            if out.len() >= want {
+                break;
+            }
+            if let Some(k) = kept.remove(&n.doc) {
+                out.push((k, *n));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// [`filter_near`] on a connection of either engine: the candidates of `near` that `f` keeps, as `(key, passage)`, best first, at
+/// most `want`: filters apply before ranking, so a selective filter reads further down the
+/// list instead of returning fewer hits. `from` names the table aliased `c` (`capsules c`);
+/// `key` is the column returned for each row (`c.id`).
+pub fn filter_near_db<K: crate::store::engine::FromValue>(
+    db: crate::store::engine::Db<'_>,
+    from: &str,
+    key: &str,
+    f: &crate::sql_filter::Filter,
+    near: &[crate::store::semantic::Near],
+    want: usize,
+) -> Result<Vec<(K, crate::store::semantic::Near)>, crate::store::engine::DbError> {
+    let mut out = Vec::new();
+    for chunk in near.chunks(FILTER_CHUNK) {
+        if out.len() >= want {
+            break;
+        }
+        let ids: Vec<String> = chunk.iter().map(|n| n.doc.to_string()).collect();
+        let sql = format!(
+            "SELECT c.rowid, {key} FROM {from} {} {} c.rowid IN ({})",
+            f.sql(),
+            if f.is_empty() { "WHERE" } else { "AND" },
+            ids.join(", ")
+        );
+        let mut kept: std::collections::HashMap<i64, K> = db
+            .query_map(&sql, &f.bind(), |r| Ok((r.get::<i64>(0)?, r.get::<K>(1)?)))?
+            .into_iter()
+            .collect();
         for n in chunk {
             if out.len() >= want {
                 break;

@@ -2,7 +2,8 @@
 //! [`Filter`], which numbers the parameters as terms are added, so that a term never has to
 //! know how many came before it.
 
-use rusqlite::types::Value;
+use crate::store::engine::Param;
+pub use crate::store::engine::Value;
 
 /// A filter argument as given: trimmed; absent, empty or only whitespace means no filter.
 pub fn given(value: Option<&str>) -> Option<&str> {
@@ -80,6 +81,11 @@ impl Filter {
         &self.params
     }
 
+    /// The parameters, to bind: `db.query_map(&sql, &f.bind(), …)`.
+    pub fn bind(&self) -> Vec<Param<'_>> {
+        Value::params(&self.params)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.terms.is_empty()
     }
@@ -102,10 +108,8 @@ mod tests {
         assert_eq!(f.params().len(), 2);
         f.any("run_id", &["r1".into(), "r2".into()]).any("x", &[]);
         let mut g = Filter::default();
-        g.add("a = ?", 1).add_each(
-            "(b != ? OR c != ?)",
-            vec![Value::Integer(2), Value::Integer(3)],
-        );
+        g.add("a = ?", 1i64)
+            .add_each("(b != ? OR c != ?)", vec![Value::Int(2), Value::Int(3)]);
         assert_eq!(g.sql(), "WHERE a = ?1 AND (b != ?2 OR c != ?3)");
         assert_eq!(
             f.sql(),

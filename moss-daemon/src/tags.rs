@@ -81,6 +81,9 @@ mod tests {
             f.sql(),
             "WHERE EXISTS (SELECT 1 FROM json_each(c.tags_json) WHERE json_each.value = ?1)"
         );
-        assert_eq!(f.params(), [rusqlite::types::Value::Text("stale".into())]);
+        assert_eq!(
+            f.params(),
+            [crate::store::engine::Value::Text("stale".into())]
+        );
     }
 }

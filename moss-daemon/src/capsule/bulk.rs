@@ -2,12 +2,12 @@
 //! `capsule_bulk_update` and `capsule_purge`. Each is one writer job, so it applies entirely or
 //! not at all.
 
+use crate::sql_filter::Value;
 use moss_client::capsule::{
     BulkDeleteRequest, BulkDeleteResponse, BulkUpdateRequest, BulkUpdateResponse, PurgeRequest,
     PurgeResponse,
 };
 use rusqlite::Connection;
-use rusqlite::types::Value;
 use serde_json::json;
 
 use super::{Capsules, Narrow, narrow, query, run_ids};
@@ -82,9 +82,9 @@ fn update_each(
     for id in ids {
         let versions = super::save_version(conn, id, keep)?;
         let mut params = values.to_vec();
-        params.push(Value::Integer(t));
-        params.push(Value::Integer(conn.next_seq()));
-        params.push(versions.into_value());
+        params.push(Value::Int(t));
+        params.push(Value::Int(conn.next_seq()));
+        params.push(versions.into_value().into());
         params.push(Value::Text(id.clone()));
         stmt.execute(rusqlite::params_from_iter(params.iter()))?;
     }
@@ -104,7 +104,7 @@ impl Capsules {
                 let ids = selected_ids(conn, &sel.filter)?;
                 let t = now();
                 // A soft delete changes no content: no version.
-                update_each(conn, &ids, "deleted_at = ?1", &[Value::Integer(t)], t, 0)?;
+                update_each(conn, &ids, "deleted_at = ?1", &[Value::Int(t)], t, 0)?;
                 let n = ids.len() as i64;
                 Ok(BulkDeleteResponse {
                     deleted: n,

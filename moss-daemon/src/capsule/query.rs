@@ -1,7 +1,7 @@
 //! SQL for reading capsules: the column lists, the row mapping, lookups by address, pages.
 
+use crate::sql_filter::Value;
 use moss_client::capsule::{Capsule, FetchKey};
-use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row};
 
 use super::fields::Address;
@@ -222,8 +222,8 @@ pub fn page(
         n + 2
     );
     let mut params: Vec<Value> = filter.params().to_vec();
-    params.push(Value::Integer(limit));
-    params.push(Value::Integer(offset));
+    params.push(Value::Int(limit));
+    params.push(Value::Int(offset));
     let items = conn
         .prepare_cached(&sql)?
         .query_map(rusqlite::params_from_iter(params.iter()), capsule_from_row)?

@@ -6,9 +6,9 @@
 //! applied every text change committed before it started, so a client always finds what it
 //! has just stored.
 
+use crate::sql_filter::Value;
 use moss_client::capsule::{Pagination, SearchHit, SearchPage, SearchRequest};
 use moss_client::search::SearchMode;
-use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::query;
@@ -350,8 +350,8 @@ fn run_search(
         shape.snippet_tokens
     );
     let mut params: Vec<Value> = f.params().to_vec();
-    params.push(Value::Integer(read));
-    params.push(Value::Integer(offset));
+    params.push(Value::Int(read));
+    params.push(Value::Int(offset));
     let items = (|| {
         conn.prepare_cached(&sql)?
             .query_map(rusqlite::params_from_iter(params.iter()), |r| {

@@ -6,18 +6,31 @@ use std::time::Duration;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags};
 
+use super::engine::Db;
+use super::engine::postgres::Manager;
 use crate::error::{Error, Result};
 
 /// A pool of read-only connections. Cheap to clone.
 #[derive(Clone)]
 pub struct ReadPool {
-    pool: r2d2::Pool<SqliteConnectionManager>,
+    pool: Pool,
+}
+
+#[derive(Clone)]
+enum Pool {
+    Sqlite(r2d2::Pool<SqliteConnectionManager>),
+    Postgres(r2d2::Pool<Manager>),
 }
 
 impl std::fmt::Debug for ReadPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (engine, size) = match &self.pool {
+            Pool::Sqlite(p) => ("sqlite", p.max_size()),
+            Pool::Postgres(p) => ("postgres", p.max_size()),
+        };
         f.debug_struct("ReadPool")
-            .field("size", &self.pool.max_size())
+            .field("engine", &engine)
+            .field("size", &size)
             .finish()
     }
 }
@@ -48,22 +61,67 @@ impl ReadPool {
                 )?;
                 c.execute_batch(&attach)
             });
-        let pool = r2d2::Pool::builder()
-            .max_size(size.max(1))
-            .min_idle(Some(idle.min(size).max(1)))
-            .connection_timeout(Duration::from_secs(10))
+        let pool = builder(size, idle)
             .build(manager)
             .map_err(|e| Error::internal("opening read connections", e))?;
-        Ok(ReadPool { pool })
+        Ok(ReadPool {
+            pool: Pool::Sqlite(pool),
+        })
     }
 
-    /// Runs `f` on a read connection on the blocking thread pool.
+    /// Opens `size` connections to a PostgreSQL database (a replica serves as well: reads
+    /// never write). Each runs its statements read-only.
+    pub fn open_postgres(config: &postgres::Config, size: u32, idle: u32) -> Result<ReadPool> {
+        let mut config = config.clone();
+        let options = match config.get_options() {
+            Some(o) => format!("{o} -c default_transaction_read_only=on"),
+            None => "-c default_transaction_read_only=on".to_string(),
+        };
+        config.options(&options);
+        let pool = builder(size, idle)
+            .build(Manager::new(config))
+            .map_err(|e| Error::internal("opening read connections", e))?;
+        Ok(ReadPool {
+            pool: Pool::Postgres(pool),
+        })
+    }
+
+    /// Runs `f` on a read connection on the blocking thread pool, whatever the engine.
+    pub async fn run_db<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(Db<'_>) -> Result<T> + Send + 'static,
+    {
+        let pool = self.pool.clone();
+        tokio::task::spawn_blocking(move || match pool {
+            Pool::Sqlite(pool) => {
+                let conn = pool.get()?;
+                f(Db::Sqlite(&conn))
+            }
+            Pool::Postgres(pool) => {
+                let conn = pool.get()?;
+                f(Db::Postgres(&conn))
+            }
+        })
+        .await
+        .map_err(|e| Error::internal("reading", e))?
+    }
+
+    /// Runs `f` on a SQLite read connection on the blocking thread pool, for the code that
+    /// speaks SQLite's own API rather than [`ReadPool::run_db`]; it runs only on a SQLite
+    /// store (the daemon offers PostgreSQL only for families whose every read goes through
+    /// `run_db`).
     pub async fn run<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
-        let pool = self.pool.clone();
+        let Pool::Sqlite(pool) = self.pool.clone() else {
+            return Err(Error::internal(
+                "reading",
+                "a read written for SQLite's API was asked of a PostgreSQL store",
+            ));
+        };
         tokio::task::spawn_blocking(move || {
             let conn = pool.get()?;
             f(&conn)
@@ -71,6 +129,13 @@ impl ReadPool {
         .await
         .map_err(|e| Error::internal("reading", e))?
     }
+}
+
+fn builder<M: r2d2::ManageConnection>(size: u32, idle: u32) -> r2d2::Builder<M> {
+    r2d2::Pool::builder()
+        .max_size(size.max(1))
+        .min_idle(Some(idle.min(size).max(1)))
+        .connection_timeout(Duration::from_secs(10))
 }
 
 /// A read-only `file:` URI for `path` (the read pool opens with `SQLITE_OPEN_URI`).

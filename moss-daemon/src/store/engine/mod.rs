@@ -66,6 +66,18 @@ impl From<u32> for Param<'_> {
     }
 }
 
+impl From<u64> for Param<'_> {
+    fn from(v: u64) -> Self {
+        Param::Int(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+}
+
+impl From<usize> for Param<'_> {
+    fn from(v: usize) -> Self {
+        Param::Int(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+}
+
 impl From<bool> for Param<'_> {
     fn from(v: bool) -> Self {
         Param::Int(v.into())
@@ -112,6 +124,108 @@ impl rusqlite::ToSql for Param<'_> {
             Param::Text(v) => Sq::Text(v.as_bytes()),
             Param::Blob(v) => Sq::Blob(v),
         }))
+    }
+}
+
+/// An owned value, for parameters gathered before the statement runs (a filter built term by
+/// term); bound through [`Value::param`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+impl Value {
+    pub fn param(&self) -> Param<'_> {
+        match self {
+            Value::Null => Param::Null,
+            Value::Int(v) => Param::Int(*v),
+            Value::Real(v) => Param::Real(*v),
+            Value::Text(v) => Param::Text(v),
+            Value::Blob(v) => Param::Blob(v),
+        }
+    }
+
+    /// `values` as the parameters of a statement.
+    pub fn params(values: &[Value]) -> Vec<Param<'_>> {
+        values.iter().map(Value::param).collect()
+    }
+}
+
+impl From<i64> for Value {
+    fn from(v: i64) -> Self {
+        Value::Int(v)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Self {
+        Value::Int(v.into())
+    }
+}
+
+impl From<f64> for Value {
+    fn from(v: f64) -> Self {
+        Value::Real(v)
+    }
+}
+
+impl From<String> for Value {
+    fn from(v: String) -> Self {
+        Value::Text(v)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(v: &str) -> Self {
+        Value::Text(v.to_owned())
+    }
+}
+
+impl From<Vec<u8>> for Value {
+    fn from(v: Vec<u8>) -> Self {
+        Value::Blob(v)
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+
+impl From<rusqlite::types::Value> for Value {
+    fn from(v: rusqlite::types::Value) -> Self {
+        use rusqlite::types::Value as Sq;
+        match v {
+            Sq::Null => Value::Null,
+            Sq::Integer(v) => Value::Int(v),
+            Sq::Real(v) => Value::Real(v),
+            Sq::Text(v) => Value::Text(v),
+            Sq::Blob(v) => Value::Blob(v),
+        }
+    }
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef as Sq};
+        Ok(ToSqlOutput::Borrowed(match self {
+            Value::Null => Sq::Null,
+            Value::Int(v) => Sq::Integer(*v),
+            Value::Real(v) => Sq::Real(*v),
+            Value::Text(v) => Sq::Text(v.as_bytes()),
+            Value::Blob(v) => Sq::Blob(v),
+        }))
+    }
+}
+
+impl<'a> From<&'a Value> for Param<'a> {
+    fn from(v: &'a Value) -> Self {
+        v.param()
     }
 }
 
@@ -165,6 +279,40 @@ impl FromValue for u32 {
     const WHAT: &'static str = "an integer from 0 to 4294967295";
     fn from_value(v: ValueRef<'_>) -> Option<Self> {
         i64::from_value(v).and_then(|v| u32::try_from(v).ok())
+    }
+}
+
+impl FromValue for i32 {
+    const WHAT: &'static str = "a 32-bit integer";
+    fn from_value(v: ValueRef<'_>) -> Option<Self> {
+        i64::from_value(v).and_then(|v| i32::try_from(v).ok())
+    }
+}
+
+impl FromValue for u64 {
+    const WHAT: &'static str = "a non-negative integer";
+    fn from_value(v: ValueRef<'_>) -> Option<Self> {
+        i64::from_value(v).and_then(|v| u64::try_from(v).ok())
+    }
+}
+
+impl FromValue for usize {
+    const WHAT: &'static str = "a non-negative integer";
+    fn from_value(v: ValueRef<'_>) -> Option<Self> {
+        i64::from_value(v).and_then(|v| usize::try_from(v).ok())
+    }
+}
+
+impl FromValue for Value {
+    const WHAT: &'static str = "a value";
+    fn from_value(v: ValueRef<'_>) -> Option<Self> {
+        Some(match v {
+            ValueRef::Null => Value::Null,
+            ValueRef::Int(v) => Value::Int(v),
+            ValueRef::Real(v) => Value::Real(v),
+            ValueRef::Text(v) => Value::Text(v.to_owned()),
+            ValueRef::Blob(v) => Value::Blob(v.to_vec()),
+        })
     }
 }
 
@@ -429,6 +577,29 @@ impl Db<'_> {
                 .iter()
                 .map(|row| f(&Row::Postgres(row)))
                 .collect(),
+        }
+    }
+
+    /// Every row of a query, each handed to `f` as it arrives (not gathered first: for scans
+    /// of a whole table); `f` returns whether to go on.
+    pub fn query_each(
+        &self,
+        sql: &str,
+        params: &[Param<'_>],
+        mut f: impl FnMut(&Row<'_>) -> Result<bool, DbError>,
+    ) -> Result<(), DbError> {
+        match self {
+            Db::Sqlite(conn) => {
+                let mut stmt = conn.prepare_cached(sql)?;
+                let mut rows = stmt.query(params_sqlite(params))?;
+                while let Some(row) = rows.next()? {
+                    if !f(&Row::Sqlite(row))? {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            Db::Postgres(conn) => conn.query_each(sql, params, |row| f(&Row::Postgres(row))),
         }
     }
 

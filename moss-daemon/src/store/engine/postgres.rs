@@ -122,6 +122,25 @@ impl PgConn {
         Ok(self.client.borrow_mut().query(&stmt, &refs)?)
     }
 
+    /// Rows handed to `f` as they arrive from the server; `f` returns whether to go on.
+    pub fn query_each(
+        &self,
+        sql: &str,
+        params: &[Param<'_>],
+        mut f: impl FnMut(&postgres::Row) -> std::result::Result<bool, DbError>,
+    ) -> std::result::Result<(), DbError> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let stmt = self.statement(sql)?;
+        let mut client = self.client.borrow_mut();
+        let mut rows = client.query_raw(&stmt, params.iter())?;
+        while let Some(row) = rows.next()? {
+            if !f(&row)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     pub fn batch(&self, sql: &str) -> std::result::Result<(), DbError> {
         Ok(self.client.borrow_mut().batch_execute(sql)?)
     }
