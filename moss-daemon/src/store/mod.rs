@@ -11,6 +11,7 @@
 
 pub mod backup;
 pub mod checkpointer;
+pub mod copy;
 pub mod engine;
 pub mod fts;
 pub mod migrations;
