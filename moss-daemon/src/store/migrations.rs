@@ -43,6 +43,22 @@ pub const STORE_POSTGRES: &[Migration] = &[Migration {
     // wrote them.
     sql: r#"
     CREATE SEQUENCE moss_sequence AS BIGINT MINVALUE 0 START WITH 1;
+
+    -- Full-text search's words, as close to SQLite's (FTS5, porter over unicode61) as PostgreSQL
+    -- comes: Snowball's English stemmer with no stop words (FTS5 drops none), for every kind of
+    -- word the parser finds. Texts are cut into words before they reach the parser
+    -- (moss_words), so that paths, e-mail addresses and versions are words apart as in FTS5.
+    CREATE TEXT SEARCH DICTIONARY moss_english_stem (TEMPLATE = snowball, Language = english);
+    CREATE TEXT SEARCH CONFIGURATION moss_english (COPY = pg_catalog.english);
+    ALTER TEXT SEARCH CONFIGURATION moss_english
+      ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part
+      WITH moss_english_stem;
+
+    -- A text's words as FTS5's unicode61 cuts them: everything but letters and digits
+    -- separates.
+    CREATE FUNCTION moss_words(text TEXT) RETURNS TEXT
+      LANGUAGE sql IMMUTABLE PARALLEL SAFE
+      RETURN regexp_replace(coalesce(text, ''), '[^[:alnum:]]+', ' ', 'g');
     "#,
 }];
 
