@@ -14,6 +14,9 @@ pub static MIGRATIONS: &[&[Migration]] = &[
     crate::moss::migrations::MIGRATIONS,
 ];
 
+/// Every migration list of the PostgreSQL engine, which numbers its own from 1.
+pub static MIGRATIONS_POSTGRES: &[&[Migration]] = &[migrations::STORE_POSTGRES];
+
 /// The options a store is opened with under `config`: every family's full-text sources and
 /// migrations.
 pub fn store_options(config: &crate::config::Config) -> crate::store::StoreOptions {
@@ -26,6 +29,7 @@ pub fn store_options(config: &crate::config::Config) -> crate::store::StoreOptio
         model_dir: config.embeddings.model_dir.clone(),
         embed_sources: crate::app::EMBED_SOURCES,
         migrations: MIGRATIONS,
+        migrations_postgres: MIGRATIONS_POSTGRES,
     }
 }
 

@@ -70,6 +70,16 @@ const POSTGRES_MIGRATION_LOCK: i64 = 0x6d6f_7373_0002;
 /// transaction with the version bump (PostgreSQL changes its schema transactionally). Refuses a
 /// database newer than this build. Daemons starting together wait for each other here.
 pub fn migrate_postgres(conn: &PgConn, lists: &[&'static [Migration]]) -> Result<u32> {
+    migrate_postgres_then(conn, lists, |_| Ok(()))
+}
+
+/// [`migrate_postgres`], then `then` under the same lock (the store's own schema work that
+/// follows the migrations, such as the search columns).
+pub fn migrate_postgres_then(
+    conn: &PgConn,
+    lists: &[&'static [Migration]],
+    then: impl FnOnce(Db<'_>) -> std::result::Result<(), DbError>,
+) -> Result<u32> {
     let all = ordered(lists)?;
     let db = Db::Postgres(conn);
     let failed = |what: &str| {
@@ -125,6 +135,7 @@ pub fn migrate_postgres(conn: &PgConn, lists: &[&'static [Migration]]) -> Result
                 ));
             }
         }
+        then(db).map_err(failed("building the search columns"))?;
         Ok(latest as u32)
     })();
     let _ = db.query_one(

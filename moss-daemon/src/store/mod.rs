@@ -81,6 +81,8 @@ pub struct StoreOptions {
     pub embed_sources: &'static [&'static crate::store::semantic::EmbedSource],
     /// The families' migration lists, applied in their one global order at open.
     pub migrations: &'static [&'static [migrations::Migration]],
+    /// The same on PostgreSQL, which numbers its own.
+    pub migrations_postgres: &'static [&'static [migrations::Migration]],
 }
 
 /// The database: a writer (which hands out the database's sequence to its jobs), a read pool,
@@ -89,7 +91,9 @@ pub struct StoreOptions {
 pub struct Store {
     pub writer: Writer,
     pub readers: ReadPool,
-    index: fts::IndexView,
+    /// The full-text indexer's progress (SQLite); `None` where the engine indexes in the writing
+    /// transaction (PostgreSQL).
+    index: Option<fts::IndexView>,
     /// Semantic search: the embedding index over the same queues.
     pub semantic: crate::store::semantic::Semantic,
 }
@@ -149,40 +153,117 @@ impl Store {
             Store {
                 writer,
                 readers,
-                index,
+                index: Some(index),
                 semantic,
             },
             StoreThreads {
                 writer: thread,
-                checkpointer,
-                indexer,
-                embedder,
+                checkpointer: Some(checkpointer),
+                indexer: Some(indexer),
+                embedder: Some(embedder),
+                listener: None,
             },
         ))
+    }
+
+    /// Opens (migrating) a PostgreSQL database for this daemon: its writer, a read pool (on
+    /// `read_url` when given, a replica say), and the listener that hears the commits of every
+    /// daemon on the database. Full-text search is kept by PostgreSQL itself, in each searchable
+    /// table's generated column ([`engine::search`]); semantic search is not served on this
+    /// engine (a configured model is refused).
+    ///
+    /// Blocks (connecting, migrating): call it off the async runtime's threads.
+    pub fn open_postgres(
+        url: &str,
+        read_url: Option<&str>,
+        opts: &StoreOptions,
+    ) -> Result<(Store, StoreThreads)> {
+        if opts.model_dir.is_some() {
+            return Err(Error::invalid_field(
+                "embeddings.model_dir",
+                "semantic search runs on the SQLite engine only; remove embeddings.model_dir \
+                 or use a SQLite database",
+            ));
+        }
+        let config = engine::postgres::config(url)?;
+        let read_config = match read_url {
+            Some(u) => engine::postgres::config(u).map_err(|_| {
+                Error::invalid_field(
+                    "database_read",
+                    format!(
+                        "{} is not a PostgreSQL URL; write it as \
+                         postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE",
+                        engine::postgres::redact(u)
+                    ),
+                )
+            })?,
+            None => config.clone(),
+        };
+        let unreachable = |e: engine::DbError| {
+            Error::new(
+                moss_client::ErrorCode::Unavailable,
+                format!(
+                    "cannot reach the PostgreSQL database at {}: {e}",
+                    engine::postgres::redact(url)
+                ),
+            )
+        };
+        let conn = engine::postgres::PgConn::connect(&config).map_err(unreachable)?;
+        let sources = opts.search_sources;
+        migrations::migrate_postgres_then(&conn, opts.migrations_postgres, |db| {
+            engine::search::ensure_columns(db, sources)
+        })?;
+        let readers =
+            ReadPool::open_postgres(&read_config, opts.read_pool_size, opts.read_pool_idle)?;
+        let (writer, thread) = Writer::spawn(conn, writer::TrimQueues::new(sources), sources)?;
+        let listener = engine::listener::Listener::spawn(&config, writer.signals())?;
+        Ok((
+            Store {
+                writer,
+                readers,
+                index: None,
+                semantic: crate::store::semantic::Semantic::off(opts.embed_sources),
+            },
+            StoreThreads {
+                writer: thread,
+                checkpointer: None,
+                indexer: None,
+                embedder: None,
+                listener: Some(listener),
+            },
+        ))
+    }
+
+    /// The engine the store runs on.
+    pub fn engine(&self) -> engine::Engine {
+        self.readers.engine()
     }
 
     /// The newest committed text change of `source` its full-text index must apply (a
     /// sequence of the source's queue). `source` is one of [`StoreOptions::search_sources`].
     pub fn index_queued(&self, source: &Source) -> i64 {
-        self.index.queued(source)
+        self.index.as_ref().map_or(0, |i| i.queued(source))
     }
 
     /// Text changes of `source` committed but not yet in its full-text index.
     pub fn index_behind(&self, source: &Source) -> i64 {
-        self.index.behind(source)
+        self.index.as_ref().map_or(0, |i| i.behind(source))
     }
 
     /// How far behind its writes each source's full-text index is, in the order of
     /// [`StoreOptions::search_sources`].
     pub fn index_lag(&self) -> Vec<IndexLag> {
-        self.index.lag()
+        self.index.as_ref().map_or_else(Vec::new, |i| i.lag())
     }
 
     /// Waits until the full-text index of `source` holds every text change queued up to `seq`,
     /// at most `timeout`. Returns whether it got there. While it waits, the indexer does not
     /// rest.
     pub async fn index_reached(&self, source: &Source, seq: i64, timeout: Duration) -> bool {
-        self.index.reached(source, seq, timeout).await
+        match &self.index {
+            Some(i) => i.reached(source, seq, timeout).await,
+            None => true,
+        }
     }
 
     /// Read-your-writes for a search of `source`: waits (at most [`SEARCH_INDEX_WAIT`]) until
@@ -246,9 +327,10 @@ impl writer::BatchHooks for WriterHooks {
 #[derive(Debug)]
 pub struct StoreThreads {
     writer: WriterThread,
-    checkpointer: checkpointer::Checkpointer,
-    indexer: fts::Indexer,
-    embedder: crate::store::semantic::SemanticThread,
+    checkpointer: Option<checkpointer::Checkpointer>,
+    indexer: Option<fts::Indexer>,
+    embedder: Option<crate::store::semantic::SemanticThread>,
+    listener: Option<engine::listener::Listener>,
 }
 
 impl StoreThreads {
@@ -256,10 +338,19 @@ impl StoreThreads {
     /// indexer to catch up with the last batch and stop, and for the embedder to end its step
     /// (what it has not embedded waits in the queues for the next start).
     pub fn join(mut self) {
-        self.checkpointer.stop();
+        if let Some(c) = self.checkpointer.as_mut() {
+            c.stop();
+        }
         self.writer.join();
-        self.indexer.join();
-        self.embedder.join();
+        if let Some(i) = self.indexer {
+            i.join();
+        }
+        if let Some(e) = self.embedder {
+            e.join();
+        }
+        if let Some(l) = self.listener {
+            l.stop();
+        }
     }
 }
 
@@ -297,6 +388,7 @@ mod tests {
             model_dir: None,
             embed_sources: &[],
             migrations: crate::schema::MIGRATIONS,
+            migrations_postgres: crate::schema::MIGRATIONS_POSTGRES,
         };
         let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
         (store, threads, dir)
@@ -369,6 +461,7 @@ mod tests {
             model_dir: None,
             embed_sources: &[],
             migrations: crate::schema::MIGRATIONS,
+            migrations_postgres: crate::schema::MIGRATIONS_POSTGRES,
         };
         async fn write(store: &Store, sql: &'static str) -> i64 {
             store
@@ -521,7 +614,7 @@ mod tests {
     #[tokio::test]
     async fn waiting_for_the_index_keeps_the_indexer_from_resting() {
         let (store, threads, _dir) = open(Durability::Normal);
-        let hurry = store.index.hurry().clone();
+        let hurry = store.index.as_ref().unwrap().hurry().clone();
         assert!(
             store
                 .index_reached(&fts::tests::CAPSULES, 0, Duration::from_secs(5))
@@ -614,6 +707,7 @@ mod tests {
             model_dir: None,
             embed_sources: &[],
             migrations: crate::schema::MIGRATIONS,
+            migrations_postgres: crate::schema::MIGRATIONS_POSTGRES,
         };
         let (store, threads) = Store::open(&dir.path().join("moss.db"), &opts).unwrap();
         let left: i64 = store
@@ -684,5 +778,163 @@ mod tests {
         assert!(r.is_err(), "a read connection refused the write");
         store.writer.close().await;
         threads.join();
+    }
+
+    /// A store on PostgreSQL: two daemons on one database, searching by the generated column,
+    /// each seeing the other's writes at once and woken by them.
+    mod postgres_engine {
+        use super::*;
+        use crate::store::engine::postgres::testing::Scratch;
+        use crate::store::migrations::Migration;
+
+        static NOTES: Source = Source {
+            name: "notes",
+            table: "notes",
+            queue: "notes_fts_queue",
+            columns: &["title", "body"],
+            fts: "notes_fts",
+            tokenizer: "porter unicode61 remove_diacritics 2",
+            code_aware: false,
+            inherits_single_watermark: false,
+        };
+
+        static TABLES: &[Migration] = &[Migration {
+            version: 2,
+            sql: "
+            CREATE TABLE notes (rowid BIGINT GENERATED BY DEFAULT AS IDENTITY UNIQUE,
+                                id TEXT PRIMARY KEY, title TEXT, body TEXT NOT NULL,
+                                seq BIGINT NOT NULL);
+            CREATE TABLE notes_fts_queue (seq BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                                          doc BIGINT NOT NULL);
+            CREATE FUNCTION notes_queued() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN INSERT INTO notes_fts_queue(doc) VALUES (new.rowid); RETURN NULL; END $$;
+            CREATE TRIGGER notes_queued AFTER INSERT ON notes
+              FOR EACH ROW EXECUTE FUNCTION notes_queued();",
+        }];
+
+        static SOURCES: &[&Source] = &[&NOTES];
+        static LISTS: &[&[Migration]] = &[migrations::STORE_POSTGRES, TABLES];
+
+        fn options() -> StoreOptions {
+            StoreOptions {
+                durability: Durability::Normal,
+                read_pool_size: 2,
+                read_pool_idle: 1,
+                search_tokenizer: Default::default(),
+                search_sources: SOURCES,
+                model_dir: None,
+                embed_sources: &[],
+                migrations: &[],
+                migrations_postgres: LISTS,
+            }
+        }
+
+        fn url(scratch: &Scratch) -> String {
+            // The scratch schema, as a daemon would be given it: in the URL's options.
+            let schema = scratch.schema();
+            let base = std::env::var("MOSS_TEST_POSTGRES").unwrap();
+            let sep = if base.contains('?') { '&' } else { '?' };
+            format!("{base}{sep}options=-c%20search_path%3D{schema}")
+        }
+
+        fn open(scratch: &Scratch) -> (Store, StoreThreads) {
+            let url = url(scratch);
+            std::thread::scope(|s| {
+                s.spawn(|| Store::open_postgres(&url, None, &options()).unwrap())
+                    .join()
+                    .unwrap()
+            })
+        }
+
+        async fn add(store: &Store, id: &'static str, title: &'static str, body: &'static str) {
+            store
+                .writer
+                .run(move |c| {
+                    let seq = c.next_seq();
+                    c.db().execute(
+                        "INSERT INTO notes(id, title, body, seq) VALUES (?1, ?2, ?3, ?4)",
+                        crate::db_params![id, title, body, seq],
+                    )?;
+                    c.changed(&NOTES);
+                    Ok(())
+                })
+                .await
+                .unwrap();
+        }
+
+        async fn search(store: &Store, query: &str) -> Vec<String> {
+            let tsq = crate::store::engine::tsquery::to_tsquery(query).unwrap();
+            store
+                .readers
+                .run_db(move |db| {
+                    Ok(db.query_map(
+                        "SELECT id FROM notes
+                         WHERE moss_words @@ to_tsquery('moss_english', ?1)
+                         ORDER BY ts_rank_cd(moss_words, to_tsquery('moss_english', ?1)) DESC, id",
+                        crate::db_params![tsq.as_str()],
+                        |r| r.get(0),
+                    )?)
+                })
+                .await
+                .unwrap()
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn two_daemons_share_one_database() {
+            let Some(scratch) = Scratch::new() else {
+                return;
+            };
+            let (a, threads_a) = open(&scratch);
+            let (b, threads_b) = open(&scratch);
+            assert_eq!(a.engine(), engine::Engine::Postgres);
+            let mut woken = b.writer.commits(&NOTES);
+            woken.borrow_and_update();
+            add(&a, "n1", "Auth middleware", "validates JWT refresh tokens").await;
+            tokio::time::timeout(Duration::from_secs(5), woken.changed())
+                .await
+                .expect("daemon B is woken by daemon A's write")
+                .unwrap();
+            // No index to wait for: the write is searchable through the other daemon at once.
+            assert_eq!(search(&b, "refresh token").await, ["n1"]);
+            add(&b, "n2", "Tokens", "the token cache expires after an hour").await;
+            assert_eq!(
+                search(&a, "token*").await,
+                ["n2", "n1"],
+                "title weighs more"
+            );
+            assert_eq!(search(&a, "auth NOT cache").await, ["n1"]);
+            assert!(b.index_reached(&NOTES, i64::MAX, Duration::ZERO).await);
+            // The queues the triggers fill are emptied by the batches that filled them.
+            let queued: i64 = a
+                .readers
+                .run_db(|db| {
+                    Ok(db.query_one("SELECT count(*) FROM notes_fts_queue", &[], |r| r.get(0))?)
+                })
+                .await
+                .unwrap();
+            assert_eq!(queued, 0);
+            // A read connection does not write.
+            let refused = a
+                .readers
+                .run_db(|db| Ok(db.execute("DELETE FROM notes", &[])?))
+                .await;
+            assert!(refused.is_err());
+            for (store, threads) in [(a, threads_a), (b, threads_b)] {
+                store.writer.close().await;
+                tokio::task::spawn_blocking(move || threads.join())
+                    .await
+                    .unwrap();
+            }
+        }
+
+        #[test]
+        fn a_model_or_a_bad_url_is_refused_with_the_field_named() {
+            let mut opts = options();
+            opts.model_dir = Some("/models/minilm".into());
+            let e = Store::open_postgres("postgres://u@h/db", None, &opts).unwrap_err();
+            assert!(e.to_string().contains("embeddings.model_dir"), "{e}");
+            let e = Store::open_postgres("postgres://u@h:port/db", None, &options()).unwrap_err();
+            assert!(e.to_string().contains("postgres://USER"), "{e}");
+        }
     }
 }

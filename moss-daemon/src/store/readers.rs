@@ -86,6 +86,13 @@ impl ReadPool {
         })
     }
 
+    pub fn engine(&self) -> super::engine::Engine {
+        match self.pool {
+            Pool::Sqlite(_) => super::engine::Engine::Sqlite,
+            Pool::Postgres(_) => super::engine::Engine::Postgres,
+        }
+    }
+
     /// Runs `f` on a read connection on the blocking thread pool, whatever the engine.
     pub async fn run_db<T, F>(&self, f: F) -> Result<T>
     where

@@ -120,6 +120,33 @@ impl WriterConn for Connection {
     }
 }
 
+/// The batch hook of a store whose full-text index needs no queue (PostgreSQL's is kept in the
+/// writing transaction): each batch empties the queues of the sources it changed, which the
+/// families' triggers fill as on SQLite.
+pub struct TrimQueues {
+    trims: Vec<(&'static str, String)>,
+}
+
+impl TrimQueues {
+    pub fn new(sources: &[&'static Source]) -> TrimQueues {
+        TrimQueues {
+            trims: sources
+                .iter()
+                .map(|s| (s.name, format!("DELETE FROM {}", s.queue)))
+                .collect(),
+        }
+    }
+}
+
+impl BatchHooks<PgConn> for TrimQueues {
+    fn before_commit(&self, conn: &PgConn) -> std::result::Result<(), DbError> {
+        for (_, trim) in &self.trims {
+            conn.execute(trim, &[])?;
+        }
+        Ok(())
+    }
+}
+
 /// The PostgreSQL advisory lock a batch holds until it commits: one writer of all the daemons
 /// on a database at a time, so that sequence numbers are committed in their order and a
 /// watcher that has seen number N never later finds a change numbered below it.

@@ -59,7 +59,8 @@ pub fn redact(url: &str) -> String {
 /// One connection to the server, with the statements it has prepared. Used from one thread at
 /// a time (the writer's, or a reader's while it holds it from the pool).
 pub struct PgConn {
-    client: RefCell<Client>,
+    /// Always `Some` but while being dropped ([`Drop`] moves it off async threads).
+    client: RefCell<Option<Client>>,
     statements: RefCell<HashMap<String, Statement>>,
     /// How it was opened, to open it again when the server dropped it.
     config: Config,
@@ -70,7 +71,7 @@ impl PgConn {
     /// own runtime may not block) the connection is made on a short-lived thread of its own.
     pub fn connect(config: &Config) -> std::result::Result<PgConn, DbError> {
         Ok(PgConn {
-            client: RefCell::new(open(config)?),
+            client: RefCell::new(Some(open(config)?)),
             statements: RefCell::new(HashMap::new()),
             config: config.clone(),
         })
@@ -84,7 +85,7 @@ impl PgConn {
             return Ok(());
         }
         let client = open(&self.config)?;
-        *self.client.borrow_mut() = client;
+        *self.client.borrow_mut() = Some(client);
         self.statements.borrow_mut().clear();
         Ok(())
     }
@@ -94,10 +95,7 @@ impl PgConn {
         if let Some(stmt) = self.statements.borrow().get(sql) {
             return Ok(stmt.clone());
         }
-        let stmt = self
-            .client
-            .borrow_mut()
-            .prepare(&placeholders::to_postgres(sql))?;
+        let stmt = self.client_mut().prepare(&placeholders::to_postgres(sql))?;
         let mut cache = self.statements.borrow_mut();
         if cache.len() >= STATEMENT_CACHE {
             cache.clear();
@@ -109,7 +107,7 @@ impl PgConn {
     pub fn execute(&self, sql: &str, params: &[Param<'_>]) -> std::result::Result<u64, DbError> {
         let stmt = self.statement(sql)?;
         let refs = refs(params);
-        Ok(self.client.borrow_mut().execute(&stmt, &refs)?)
+        Ok(self.client_mut().execute(&stmt, &refs)?)
     }
 
     pub fn query(
@@ -119,7 +117,7 @@ impl PgConn {
     ) -> std::result::Result<Vec<postgres::Row>, DbError> {
         let stmt = self.statement(sql)?;
         let refs = refs(params);
-        Ok(self.client.borrow_mut().query(&stmt, &refs)?)
+        Ok(self.client_mut().query(&stmt, &refs)?)
     }
 
     /// Rows handed to `f` as they arrive from the server; `f` returns whether to go on.
@@ -131,7 +129,7 @@ impl PgConn {
     ) -> std::result::Result<(), DbError> {
         use postgres::fallible_iterator::FallibleIterator;
         let stmt = self.statement(sql)?;
-        let mut client = self.client.borrow_mut();
+        let mut client = self.client_mut();
         let mut rows = client.query_raw(&stmt, params.iter())?;
         while let Some(row) = rows.next()? {
             if !f(&row)? {
@@ -142,16 +140,37 @@ impl PgConn {
     }
 
     pub fn batch(&self, sql: &str) -> std::result::Result<(), DbError> {
-        Ok(self.client.borrow_mut().batch_execute(sql)?)
+        Ok(self.client_mut().batch_execute(sql)?)
     }
 
-    /// The notifications received on this connection, for a listener.
+    /// The client itself (a listener reads its notifications).
     pub fn client(&self) -> std::cell::RefMut<'_, Client> {
-        self.client.borrow_mut()
+        self.client_mut()
+    }
+
+    fn client_mut(&self) -> std::cell::RefMut<'_, Client> {
+        std::cell::RefMut::map(self.client.borrow_mut(), |c| {
+            c.as_mut()
+                .expect("the client is there until the connection is dropped")
+        })
     }
 
     pub fn is_closed(&self) -> bool {
-        self.client.borrow().is_closed()
+        self.client.borrow().as_ref().is_none_or(Client::is_closed)
+    }
+}
+
+/// Closing a client blocks on its runtime, which a thread that drives async tasks may not do
+/// (a read pool can be dropped on one): there it closes on a thread of its own.
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.get_mut().take()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            let _ = std::thread::Builder::new()
+                .name("moss-pg-close".into())
+                .spawn(move || drop(client));
+        }
     }
 }
 
@@ -326,7 +345,7 @@ impl r2d2::ManageConnection for Manager {
     }
 
     fn is_valid(&self, conn: &mut PgConn) -> std::result::Result<(), DbError> {
-        Ok(conn.client.get_mut().simple_query("").map(|_| ())?)
+        Ok(conn.client_mut().simple_query("").map(|_| ())?)
     }
 
     fn has_broken(&self, conn: &mut PgConn) -> bool {
@@ -384,6 +403,11 @@ pub mod testing {
 
         pub fn connect(&self) -> PgConn {
             PgConn::connect(&self.config).expect("connecting to the test server")
+        }
+
+        /// The scratch schema's name.
+        pub fn schema(&self) -> &str {
+            &self.schema
         }
     }
 

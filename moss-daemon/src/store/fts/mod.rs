@@ -188,6 +188,18 @@ pub struct QueueFollower {
 }
 
 impl QueueFollower {
+    /// A follower of no queue (a store whose engine keeps no queue followers): nothing is ever
+    /// queued for it.
+    pub fn detached() -> QueueFollower {
+        QueueFollower {
+            position: Arc::new(Position {
+                applied: AtomicI64::new(0),
+                queued: AtomicI64::new(0),
+                held: AtomicI64::new(i64::MAX),
+            }),
+        }
+    }
+
     /// The newest committed entry of the queue.
     pub fn queued(&self) -> i64 {
         self.position.queued.load(Ordering::Acquire)

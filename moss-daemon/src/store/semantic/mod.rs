@@ -147,11 +147,33 @@ impl Semantic {
         model_dir: Option<&Path>,
         sources: &'static [&'static EmbedSource],
     ) -> Result<(Semantic, SemanticThread)> {
+        Semantic::begin(Some(index), db, model_dir, sources)
+    }
+
+    /// Semantic search switched off, for a store without a full-text indexer to follow (the
+    /// PostgreSQL engine): a search asked for by meaning says no model is configured.
+    pub fn off(sources: &'static [&'static EmbedSource]) -> Semantic {
+        Semantic::begin(None, Path::new(""), None, sources)
+            .expect("semantic search without a model starts no thread")
+            .0
+    }
+
+    fn begin(
+        index: Option<&IndexView>,
+        db: &Path,
+        model_dir: Option<&Path>,
+        sources: &'static [&'static EmbedSource],
+    ) -> Result<(Semantic, SemanticThread)> {
+        let follower = |s: &EmbedSource| {
+            index.map_or_else(crate::store::fts::QueueFollower::detached, |i| {
+                i.follower(s.fts)
+            })
+        };
         let progress: Vec<SourceProgress> = sources
             .iter()
             .map(|s| SourceProgress {
                 source: s,
-                follower: index.follower(s.fts),
+                follower: follower(s),
                 applied: AtomicI64::new(0),
                 rebuilding: AtomicBool::new(false),
                 rebuild_left: AtomicI64::new(0),
@@ -176,7 +198,7 @@ impl Semantic {
             model_dir: model_dir.map(Path::to_path_buf),
             cache: Default::default(),
         };
-        let Some(dir) = model_dir else {
+        let (Some(dir), Some(index)) = (model_dir, index) else {
             return Ok((semantic, SemanticThread(None)));
         };
         let served: Vec<indexer::Served> = sources
@@ -184,7 +206,7 @@ impl Semantic {
             .enumerate()
             .map(|(slot, s)| indexer::Served {
                 source: s,
-                follower: index.follower(s.fts),
+                follower: follower(s),
                 slot,
             })
             .collect();

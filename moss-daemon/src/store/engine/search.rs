@@ -1,0 +1,74 @@
+//! Full-text search on PostgreSQL: each searchable table (a [`Source`]) carries its words in a
+//! generated `tsvector` column with a GIN index, kept by PostgreSQL in the writing transaction.
+//! There is no indexer to wait for: a search sees every committed write, through any daemon.
+//!
+//! The column weighs the source's columns in their order (`A` for the first, then `B`, `C`,
+//! `D`), and is built as `moss_words` and `moss_english` cut and stem words (see
+//! [`super::tsquery`]). The layout (columns and configuration) is recorded per source in
+//! `moss_search_layout`; a source whose layout changed gets its column built again at start.
+
+use super::{Db, DbError, Param};
+use crate::store::fts::Source;
+
+/// The generated column each searchable table carries on PostgreSQL.
+pub const WORDS: &str = "moss_words";
+/// The text search configuration of every source.
+pub const CONFIG: &str = "moss_english";
+
+/// The expression of a source's generated column.
+pub fn expression(source: &Source) -> String {
+    source
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, col)| {
+            let weight = ["A", "B", "C", "D"][i.min(3)];
+            format!("setweight(to_tsvector('{CONFIG}', moss_words({col})), '{weight}')")
+        })
+        .collect::<Vec<_>>()
+        .join(" || ")
+}
+
+/// Gives each of `sources` its generated column and index, building again those whose layout
+/// changed. Run under the migration lock, after the migrations.
+pub fn ensure_columns(db: Db<'_>, sources: &[&Source]) -> Result<(), DbError> {
+    db.batch(
+        "CREATE TABLE IF NOT EXISTS moss_search_layout (
+           source TEXT PRIMARY KEY,
+           layout TEXT NOT NULL
+         )",
+    )?;
+    for source in sources {
+        let layout = expression(source);
+        let current: Option<String> = db.query_opt(
+            "SELECT layout FROM moss_search_layout WHERE source = ?1",
+            &[Param::Text(source.name)],
+            |r| r.get(0),
+        )?;
+        if current.as_deref() == Some(layout.as_str()) {
+            continue;
+        }
+        let table = source.table;
+        db.batch("BEGIN")?;
+        let built = db
+            .batch(&format!(
+                "ALTER TABLE {table} DROP COLUMN IF EXISTS {WORDS};
+                 ALTER TABLE {table} ADD COLUMN {WORDS} tsvector
+                   GENERATED ALWAYS AS ({layout}) STORED;
+                 CREATE INDEX {table}_{WORDS} ON {table} USING GIN ({WORDS});"
+            ))
+            .and_then(|()| {
+                db.execute(
+                    "INSERT INTO moss_search_layout(source, layout) VALUES (?1, ?2)
+                     ON CONFLICT (source) DO UPDATE SET layout = excluded.layout",
+                    &[Param::Text(source.name), Param::Text(&layout)],
+                )
+            })
+            .and_then(|_| db.batch("COMMIT"));
+        if let Err(e) = built {
+            let _ = db.batch("ROLLBACK");
+            return Err(e);
+        }
+    }
+    Ok(())
+}
