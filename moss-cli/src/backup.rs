@@ -1,13 +1,24 @@
-//! `moss backup` and `moss restore-backup`: a snapshot of the whole store, and putting one back.
+//! `moss backup` and `moss restore-backup`: a snapshot of the whole store, and putting one back;
+//! `moss migrate`: a copy of the whole store in another database.
 
 use anyhow::{Context, bail};
-use moss_client::daemon::{BackupRequest, BackupResponse};
+use moss_client::daemon::{BackupRequest, BackupResponse, MigrateRequest, MigrateResponse};
 
 use crate::output::{self, Format};
 use crate::{autostart, mossd, stop};
 
 /// One key/value row per field.
 impl output::Render for BackupResponse {}
+
+/// The key/value rows, then the tables copied.
+impl output::Render for MigrateResponse {}
+
+/// `moss migrate --to TARGET`: `POST /migrate`.
+pub async fn migrate(addr: &str, to: String, format: Format) -> anyhow::Result<()> {
+    let client = autostart::ensure_running(addr).await?;
+    let done = client.migrate(&MigrateRequest { to }).await?;
+    output::print(&done, format)
+}
 
 /// `moss backup [PATH]`: `POST /backup`.
 pub async fn backup(addr: &str, path: Option<String>, format: Format) -> anyhow::Result<()> {

@@ -169,6 +169,23 @@ enum Command {
         /// The file to write (ends in .db).
         path: Option<String>,
     },
+    /// Copy the whole store (every family, with its ids, sequence numbers and versions) into
+    /// another database, to move between engines: a PostgreSQL database, or a new SQLite file.
+    /// The target is brought to the daemon's schema and must hold no rows; the copy is one
+    /// transaction, from one snapshot, checked by counting every table and comparing a sample
+    /// of rows. The daemon goes on serving from its own store: point a daemon at the copy
+    /// with `"database"` in ~/.moss/config.json (the answer's "next" says how).
+    ///
+    /// Examples:
+    ///   moss migrate --to postgres://moss@db.internal:5432/moss
+    ///   moss migrate --to sqlite:moss-copy.db
+    #[command(verbatim_doc_comment)]
+    Migrate {
+        /// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or sqlite:PATH (ends in .db; a
+        /// bare name goes to ~/.moss/exports/; must not exist yet).
+        #[arg(long)]
+        to: String,
+    },
     /// Put a backup in place of the store: stops the daemon, checks the file is a Moss
     /// database, keeps the current store aside (`moss.db.before-restore-<timestamp>`) and swaps
     /// the backup in. The message says how to undo it.
@@ -291,6 +308,7 @@ fn main() -> ExitCode {
             Command::Bench(args) => bench::run_command(args, &addr).await,
             Command::Backup { path } => backup::backup(&addr, path, cli.format).await,
             Command::RestoreBackup { path } => backup::restore(&addr, &path).await,
+            Command::Migrate { to } => backup::migrate(&addr, to, cli.format).await,
             Command::Ui { open } => ui::run(&addr, open).await,
             Command::Daemon(cmd) => lifecycle::run(cmd, &addr, cli.format).await,
             Command::Service(cmd) => service::run_command(cmd, &addr).await,

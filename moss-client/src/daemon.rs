@@ -195,6 +195,49 @@ pub struct BackupRequest {
     pub path: Option<String>,
 }
 
+/// `POST /migrate`: copy the whole store (every family, with its ids, sequence numbers and
+/// versions) into another database, for a move between engines: PostgreSQL
+/// (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`) or a new SQLite file (`sqlite:PATH`).
+/// The target is migrated to this daemon's schema first and must hold no rows; the copy is one
+/// transaction of the target, from one snapshot of the store, checked by counting every table
+/// and comparing a sample of rows. The daemon goes on serving from its own store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MigrateRequest {
+    /// `postgres://…` or `sqlite:PATH`. A SQLite PATH follows the export path rules (a bare
+    /// name goes to `~/.moss/exports/`, it must end in `.db`) and must not exist yet.
+    pub to: String,
+}
+
+/// One table `POST /migrate` copied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct MigratedTable {
+    pub table: String,
+    /// Rows in the target after the copy (equal to the source's, or the copy fails).
+    pub rows: i64,
+}
+
+/// What `POST /migrate` copied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct MigrateResponse {
+    /// The target (a PostgreSQL URL without its password, or the SQLite file's absolute path).
+    pub to: String,
+    /// Every table copied, with its rows.
+    pub tables: Vec<MigratedTable>,
+    /// Rows copied in all.
+    pub rows: i64,
+    /// Rows read back from the target and compared with the store's.
+    pub sampled: i64,
+    /// The store's sequence as of the snapshot, carried over.
+    pub sequence: i64,
+    pub elapsed_ms: u64,
+    /// How to use the copy: the `database` setting that points a daemon at it.
+    pub next: String,
+}
+
 /// What `POST /ui/login-code` gives: a one-time sign-in address of the web UI.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]

@@ -65,8 +65,70 @@ pub struct Config {
     pub http: HttpConfig,
     /// Semantic search (the `embeddings` object).
     pub embeddings: EmbeddingsConfig,
+    /// Where the store lives (`database`, `database_read`).
+    pub database: Database,
     /// Things worth telling the user at start (unknown keys, unknown tool names).
     pub warnings: Vec<String>,
+}
+
+/// The database a daemon keeps its store in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Database {
+    /// SQLite at `$MOSS_HOME/moss.db` (no `database` key).
+    #[default]
+    Home,
+    /// SQLite at this path (`database: "sqlite:/path/to/moss.db"`).
+    Sqlite(PathBuf),
+    /// PostgreSQL (`database: "postgres://…"`), reads from `read` (a replica's URL,
+    /// `database_read`) when given.
+    Postgres { url: String, read: Option<String> },
+}
+
+impl Database {
+    /// Parses `database` and `database_read` as written; the error names the key and the forms
+    /// it takes.
+    pub fn parse(database: Option<&str>, read: Option<&str>) -> Result<Database, String> {
+        let postgres = |u: &str| u.starts_with("postgres://") || u.starts_with("postgresql://");
+        let db = match database.map(str::trim).filter(|v| !v.is_empty()) {
+            None => Database::Home,
+            Some(u) if postgres(u) => Database::Postgres {
+                url: u.to_string(),
+                read: None,
+            },
+            Some(u) => match u.strip_prefix("sqlite:") {
+                Some(path) if Path::new(path).is_absolute() => Database::Sqlite(path.into()),
+                Some(path) => {
+                    return Err(format!(
+                        "key `database`: sqlite:{path} is not an absolute path; write \
+                         sqlite:/path/to/moss.db"
+                    ));
+                }
+                None => {
+                    return Err(format!(
+                        "key `database`: {} is neither postgres://USER@HOST/DATABASE nor \
+                         sqlite:/path/to/moss.db",
+                        crate::store::engine::postgres::redact(u)
+                    ));
+                }
+            },
+        };
+        match (db, read.map(str::trim).filter(|v| !v.is_empty())) {
+            (db, None) => Ok(db),
+            (Database::Postgres { url, .. }, Some(r)) if postgres(r) => Ok(Database::Postgres {
+                url,
+                read: Some(r.to_string()),
+            }),
+            (Database::Postgres { .. }, Some(r)) => Err(format!(
+                "key `database_read`: {} is not a postgres:// URL",
+                crate::store::engine::postgres::redact(r)
+            )),
+            (_, Some(_)) => Err(
+                "key `database_read` needs `database` to be a postgres:// URL (a replica is read \
+                 only with PostgreSQL)"
+                    .into(),
+            ),
+        }
+    }
 }
 
 pub const DEFAULT_CAPSULE_MAX_CHARS: usize = 12_000;
@@ -103,6 +165,7 @@ impl Default for Config {
             mcp: McpConfig::default(),
             embeddings: EmbeddingsConfig::default(),
             http: HttpConfig::default(),
+            database: Database::Home,
             warnings: Vec::new(),
         }
     }
@@ -252,6 +315,8 @@ struct FileConfig {
     mcp: Option<McpConfig>,
     http: Option<HttpConfig>,
     embeddings: Option<EmbeddingsConfig>,
+    database: Option<String>,
+    database_read: Option<String>,
 }
 
 const KNOWN_KEYS: &[&str] = &[
@@ -275,6 +340,8 @@ const KNOWN_KEYS: &[&str] = &[
     "mcp",
     "http",
     "embeddings",
+    "database",
+    "database_read",
 ];
 
 /// Why the configuration could not be loaded.
@@ -296,16 +363,35 @@ impl Config {
         let repo = find_repo_config(cwd).filter(|p| !same_file(p, &global));
         let mut cfg = Config::default();
         let mut files = Vec::new();
-        for path in [Some(global), repo].into_iter().flatten() {
+        for path in [Some(global.clone()), repo].into_iter().flatten() {
             if path.is_file() {
                 files.push((path.clone(), read_file(&path, &mut cfg.warnings)?));
                 cfg.sources.push(path);
             }
         }
         let mut merged = FileConfig::default();
-        for (_, file) in files {
+        let mut database = (None, None);
+        for (path, mut file) in files {
+            let (db, read) = (file.database.take(), file.database_read.take());
+            if path == global {
+                database = (db, read);
+            } else if db.is_some() || read.is_some() {
+                // A project's file does not choose where the daemon's memories are kept.
+                cfg.warnings.push(format!(
+                    "{}: `database` and `database_read` are read from {} only; ignored here",
+                    path.display(),
+                    global.display()
+                ));
+            }
             merge(&mut merged, file);
         }
+        cfg.database =
+            Database::parse(database.0.as_deref(), database.1.as_deref()).map_err(|message| {
+                ConfigError::Invalid {
+                    path: global.clone(),
+                    message,
+                }
+            })?;
         cfg.apply(merged);
         Ok(cfg)
     }
@@ -545,6 +631,62 @@ fn merge(into: &mut FileConfig, over: FileConfig) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn database_takes_a_postgres_url_or_an_absolute_sqlite_path() {
+        assert_eq!(Database::parse(None, None).unwrap(), Database::Home);
+        assert_eq!(Database::parse(Some("  "), None).unwrap(), Database::Home);
+        assert_eq!(
+            Database::parse(Some("sqlite:/srv/moss/moss.db"), None).unwrap(),
+            Database::Sqlite("/srv/moss/moss.db".into())
+        );
+        assert_eq!(
+            Database::parse(
+                Some("postgres://moss@db/moss"),
+                Some("postgresql://moss@replica/moss")
+            )
+            .unwrap(),
+            Database::Postgres {
+                url: "postgres://moss@db/moss".into(),
+                read: Some("postgresql://moss@replica/moss".into())
+            }
+        );
+        let e = Database::parse(Some("sqlite:moss.db"), None).unwrap_err();
+        assert!(e.contains("not an absolute path"), "{e}");
+        let e = Database::parse(Some("mysql://u:secret@h/db"), None).unwrap_err();
+        assert!(e.contains("neither postgres://"), "{e}");
+        assert!(!e.contains("secret"), "{e}");
+        let e = Database::parse(None, Some("postgres://moss@replica/moss")).unwrap_err();
+        assert!(e.contains("database_read"), "{e}");
+        let e = Database::parse(Some("postgres://moss@db/moss"), Some("sqlite:/x.db")).unwrap_err();
+        assert!(e.contains("database_read"), "{e}");
+    }
+
+    #[test]
+    fn only_the_home_config_chooses_the_database() {
+        let home = tempfile::tempdir().unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir(repo.path().join(".moss")).unwrap();
+        std::fs::write(
+            repo.path().join(".moss/config.json"),
+            r#"{"database": "postgres://evil@elsewhere/db"}"#,
+        )
+        .unwrap();
+        let cfg = Config::load(home.path(), repo.path()).unwrap();
+        assert_eq!(cfg.database, Database::Home);
+        assert!(
+            cfg.warnings.iter().any(|w| w.contains("read from")),
+            "{:?}",
+            cfg.warnings
+        );
+        std::fs::write(
+            home.path().join("config.json"),
+            r#"{"database": "ftp://nowhere"}"#,
+        )
+        .unwrap();
+        let e = Config::load(home.path(), repo.path()).unwrap_err();
+        assert!(e.to_string().contains("key `database`"), "{e}");
+    }
 
     fn write(dir: &Path, text: &str) {
         std::fs::create_dir_all(dir).unwrap();

@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 use crate::api::{self, DaemonInfo};
 use crate::app::{App, AppState};
 use crate::capsule::Capsules;
+use crate::config::Database;
 use crate::config::{Auth, Config};
 use crate::connections::Connections;
 use crate::family::{self, Toolsets};
@@ -164,7 +165,17 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     for w in &config.warnings {
         tracing::warn!("config: {w}");
     }
-    let mut lock = DbLock::acquire(&opts.home.lock_path())?;
+    // A SQLite file has one daemon, which its lock file names; a PostgreSQL database has as
+    // many as it serves, and arbitrates between them itself.
+    let mut lock = match &config.database {
+        Database::Home => Some(DbLock::acquire(&opts.home.lock_path())?),
+        Database::Sqlite(path) => {
+            let mut p = path.as_os_str().to_owned();
+            p.push(".lock");
+            Some(DbLock::acquire(std::path::Path::new(&p))?)
+        }
+        Database::Postgres { .. } => None,
+    };
     let token = match config.auth {
         Auth::Token => Some(opts.home.ensure_token()?),
         Auth::None => {
@@ -172,9 +183,29 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
             None
         }
     };
-    let db_path = opts.home.db_path();
-    let (store, store_threads) = Store::open(&db_path, &crate::schema::store_options(&config))
-        .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db_path.display()))?;
+    let store_options = crate::schema::store_options(&config);
+    let (database, (store, store_threads)) = match &config.database {
+        Database::Postgres { url, read } => {
+            let shown = crate::store::engine::postgres::redact(url);
+            let (url, read) = (url.clone(), read.clone());
+            // Connecting and migrating block: off the runtime's threads.
+            let opened = tokio::task::spawn_blocking(move || {
+                Store::open_postgres(&url, read.as_deref(), &store_options)
+            })
+            .await?
+            .map_err(|e| anyhow::anyhow!("cannot open {shown}: {e}"))?;
+            (shown, opened)
+        }
+        sqlite => {
+            let db_path = match sqlite {
+                Database::Sqlite(path) => path.clone(),
+                _ => opts.home.db_path(),
+            };
+            let opened = Store::open(&db_path, &store_options)
+                .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db_path.display()))?;
+            (db_path.display().to_string(), opened)
+        }
+    };
     if config.tokenizer != crate::tokens::Tokenizer::Words {
         // Loading a vocabulary takes a moment: off the first write's path.
         let tokenizer = config.tokenizer;
@@ -226,7 +257,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
         daemon: DaemonInfo {
             addr,
             home: opts.home.dir.clone(),
-            db_path: db_path.clone(),
+            database: database.clone(),
             started: Instant::now(),
             started_at: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -236,10 +267,12 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
             connections: connections.clone(),
         },
     }));
-    lock.describe_holder(&format!(
-        "pid {}, listening on http://{addr}",
-        std::process::id()
-    ))?;
+    if let Some(lock) = lock.as_mut() {
+        lock.describe_holder(&format!(
+            "pid {}, listening on http://{addr}",
+            std::process::id()
+        ))?;
+    }
 
     let guard = Arc::new(Guard {
         token: token.as_deref().map(Arc::from),
@@ -255,8 +288,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     // Said before the first connection is served: the socket is bound and queues
     // connections already, and whoever reads the log after a first answer must find it.
     tracing::info!(
-        "listening on http://{addr} (database {}, config from {:?})",
-        db_path.display(),
+        "listening on http://{addr} (database {database}, config from {:?})",
         config.sources
     );
     let stop = shutdown.clone();

@@ -41,6 +41,7 @@ impl TestDaemon {
     /// Starts on `home` (e.g. one a stopped daemon left, see [`TestDaemon::stop_keeping_home`]),
     /// with `config.json` holding `config` when given.
     pub async fn start_in(home: tempfile::TempDir, config: Option<Value>) -> TestDaemon {
+        let config = on_test_engine(home.path(), config).await;
         if let Some(cfg) = config {
             std::fs::write(home.path().join("config.json"), cfg.to_string()).unwrap();
         }
@@ -124,6 +125,53 @@ impl TestDaemon {
         self.daemon.shutdown().await.expect("clean shutdown");
         self.home
     }
+}
+
+/// `config` for a daemon on the engine the tests run on: with `MOSS_TEST_ENGINE=postgres`, a
+/// `database` naming a schema of its own on the server `MOSS_TEST_POSTGRES` (kept in the home's
+/// `config.json`, so a daemon restarted on the home finds its store again).
+async fn on_test_engine(home: &Path, config: Option<Value>) -> Option<Value> {
+    if std::env::var("MOSS_TEST_ENGINE").as_deref() != Ok("postgres") {
+        return config;
+    }
+    let existing = std::fs::read_to_string(home.join("config.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|c| c.get("database").cloned());
+    let database = match existing {
+        Some(db) => db,
+        None => {
+            let url = std::env::var("MOSS_TEST_POSTGRES")
+                .expect("MOSS_TEST_ENGINE=postgres needs MOSS_TEST_POSTGRES (a server's URL)");
+            tokio::task::spawn_blocking(move || {
+                use moss_daemon::store::engine::{Db, postgres};
+                let schema = format!("it_{}", unique_suffix());
+                let conn = postgres::PgConn::connect(&postgres::config(&url).unwrap())
+                    .expect("the test server answers");
+                Db::Postgres(&conn)
+                    .batch(&format!("CREATE SCHEMA {schema}"))
+                    .unwrap();
+                let sep = if url.contains('?') { '&' } else { '?' };
+                json!(format!("{url}{sep}options=-c%20search_path%3D{schema}"))
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let mut config = config.unwrap_or_else(|| json!({}));
+    config["database"] = database;
+    Some(config)
+}
+
+/// A suffix no other daemon of this run (or an earlier one) has: time and a counter.
+fn unique_suffix() -> String {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{nanos:x}_{}_{n}", std::process::id())
 }
 
 /// Polls `check` until it gives `Some`, and returns that value. The first polls come quickly

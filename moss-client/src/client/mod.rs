@@ -270,6 +270,15 @@ impl Client {
         self.post("/backup", req).await
     }
 
+    /// `POST /migrate`: copies the whole store into another database (PostgreSQL or a new
+    /// SQLite file).
+    pub async fn migrate(
+        &self,
+        req: &crate::daemon::MigrateRequest,
+    ) -> Result<crate::daemon::MigrateResponse, ClientError> {
+        self.post("/migrate", req).await
+    }
+
     /// `GET /progress/{id}`: the progress of the running request that sent `X-Moss-Progress: id`
     /// (404 NOT_FOUND before it starts and after it ends).
     pub async fn progress(&self, id: &str) -> Result<ProgressReport, ClientError> {

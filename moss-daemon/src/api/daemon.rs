@@ -8,7 +8,8 @@ use std::time::Instant;
 use axum::Json;
 use axum::extract::State;
 use moss_client::daemon::{
-    BackupRequest, BackupResponse, DaemonStatus, IndexStatus, LoginCodeResponse, ShutdownResponse,
+    BackupRequest, BackupResponse, DaemonStatus, IndexStatus, LoginCodeResponse, MigrateRequest,
+    MigrateResponse, ShutdownResponse,
 };
 
 use crate::api::json::Body;
@@ -22,7 +23,9 @@ use crate::shutdown::Shutdown;
 pub struct DaemonInfo {
     pub addr: SocketAddr,
     pub home: PathBuf,
-    pub db_path: PathBuf,
+    /// The database, as the log and `/status` show it: a SQLite file's path, or a PostgreSQL URL
+    /// without its password.
+    pub database: String,
     pub started: Instant,
     /// Unix seconds.
     pub started_at: i64,
@@ -60,7 +63,7 @@ pub async fn status(State(s): State<AppState>) -> Json<DaemonStatus> {
         version: moss_client::VERSION.into(),
         pid: std::process::id(),
         home: d.home.display().to_string(),
-        db_path: d.db_path.display().to_string(),
+        db_path: d.database.clone(),
         started_at: d.started_at,
         uptime_seconds: d.started.elapsed().as_secs(),
         index_behind: Some(index.iter().map(|i| i.behind).sum()),
@@ -149,6 +152,37 @@ pub async fn backup(
             };
             crate::store::backup::backup(conn, &target, at)
         })
+        .await?;
+    Ok(Json(resp))
+}
+
+#[utoipa::path(
+    post,
+    path = "/migrate",
+    tag = "daemon",
+    operation_id = "migrate",
+    request_body = MigrateRequest,
+    responses(
+        (status = 200, description = "The whole store (every family, ids, sequence numbers and \
+            versions) copied into another database, PostgreSQL or a new SQLite file, migrated \
+            to this daemon's schema first, from one snapshot, in one transaction, and checked \
+            by counting every table and comparing a sample of rows; the daemon goes on serving \
+            from its own store", body = MigrateResponse)
+    )
+)]
+pub async fn migrate(
+    State(s): State<AppState>,
+    Body(req): Body<MigrateRequest>,
+) -> Result<Json<MigrateResponse>> {
+    let rules = s
+        .config
+        .path_rules(&crate::MossHome::at(s.daemon.home.clone()));
+    let target = crate::store::copy::Target::parse(&req.to, &rules)?;
+    let opts = crate::schema::store_options(&s.config);
+    let resp = s
+        .store
+        .readers
+        .run_db(move |db| crate::store::copy::migrate(db, &target, &opts))
         .await?;
     Ok(Json(resp))
 }

@@ -41,6 +41,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(daemon::status))
         .routes(routes!(daemon::shutdown))
         .routes(routes!(daemon::backup))
+        .routes(routes!(daemon::migrate))
         .routes(routes!(daemon::ui_login_code))
         .routes(routes!(openapi::serve))
         .merge(progress::routes());

@@ -3,10 +3,13 @@
 //! PostgreSQL table carries as a column of that name), then the database's sequence. Both
 //! databases must be migrated to this build's schema first; the target must hold no rows.
 //!
-//! Queue tables (`*_queue`) are not copied: the target's own triggers queue every copied row, so
-//! its full-text and embedding indexes are built from what was copied. Schema bookkeeping
-//! (`store_sequence`, `moss_schema`) is not copied either: the sequence is carried over as a
-//! value, and each database keeps its own schema version.
+//! The target's triggers are off while the copy runs (rows they would derive, such as a
+//! workspace's activity, are copied as they are). Queue tables (`*_queue`) are not copied: a
+//! SQLite target's full-text and embedding indexes are built from its tables when its daemon
+//! first starts (a store without an index file is indexed whole), and PostgreSQL keeps its
+//! full-text index in the tables themselves. Schema bookkeeping (`store_sequence`,
+//! `moss_schema`) is not copied either: the sequence is carried over as a value, and each
+//! database keeps its own schema version.
 
 use std::collections::BTreeMap;
 
@@ -17,11 +20,24 @@ use crate::error::{Error, Result};
 /// table).
 const ROWS_PER_INSERT: usize = 64;
 
+/// Rows compared between source and target per table, after the copy.
+const SAMPLE_ROWS: i64 = 8;
+
 /// One table copied, and how many rows it holds on both sides.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Copied {
     pub table: String,
     pub rows: i64,
+}
+
+/// What [`copy_store`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub tables: Vec<Copied>,
+    /// Rows read back from the target and found equal to the source's.
+    pub sampled: i64,
+    /// The sequence carried over.
+    pub sequence: i64,
 }
 
 /// A table's columns, and whether its rows have an id outside them (SQLite's implicit rowid, or
@@ -33,9 +49,10 @@ struct Table {
 }
 
 /// Copies every shared table of `from` into `to` in one transaction of `to` and one snapshot of
-/// `from`, then sets `to`'s sequence to `from`'s. Returns the tables and their row counts, as
-/// counted again in `to` after the copy.
-pub fn copy_store(from: Db<'_>, to: Db<'_>) -> Result<Vec<Copied>> {
+/// `from`, then sets `to`'s sequence to `from`'s. Before committing, counts every table on both
+/// sides and compares a sample of rows: any difference fails the copy and leaves `to` as it
+/// was. Returns the tables and their row counts.
+pub fn copy_store(from: Db<'_>, to: Db<'_>) -> Result<Report> {
     let failed = |what: &'static str| move |e: DbError| Error::internal(what, e);
     let source = tables(from).map_err(failed("listing the source's tables"))?;
     let target = tables(to).map_err(failed("listing the target's tables"))?;
@@ -58,17 +75,33 @@ pub fn copy_store(from: Db<'_>, to: Db<'_>) -> Result<Vec<Copied>> {
     to.batch("BEGIN")
         .map_err(failed("opening the target's transaction"))?;
     let copied = (|| {
+        // The target's triggers would derive rows from the copied ones (activity, queues) that
+        // are copied themselves: they are off while the copy runs, within its transaction.
+        let triggers = suspend_triggers(to, &target)?;
         let mut copied = Vec::new();
+        let mut sampled = 0;
         for (name, src) in &source {
             let Some(dst) = target.get(name) else {
                 continue;
             };
             copy_table(from, to, name, src, dst)?;
-            copied.push(name.clone());
+            let (rows, in_target) = (count_rows(from, name)?, count_rows(to, name)?);
+            if rows != in_target {
+                return Err(Mismatch(format!(
+                    "table {name} has {rows} rows in the source but {in_target} in the target"
+                ))
+                .into());
+            }
+            sampled += sample(from, to, name, src, dst, rows)?;
+            copied.push(Copied {
+                table: name.clone(),
+                rows,
+            });
         }
         let seq = sequence(from)?;
         set_sequence(to, seq)?;
-        for name in &copied {
+        resume_triggers(to, &target, triggers)?;
+        for Copied { table: name, .. } in &copied {
             if to.engine() == Engine::Postgres && target[name].rowid {
                 // The identity behind `rowid` continues after the copied ids.
                 to.query_one(
@@ -81,25 +114,298 @@ pub fn copy_store(from: Db<'_>, to: Db<'_>) -> Result<Vec<Copied>> {
                 )?;
             }
         }
-        Ok::<_, DbError>(copied)
+        Ok::<_, CopyError>(Report {
+            tables: copied,
+            sampled,
+            sequence: seq,
+        })
     })();
     let _ = from.batch("COMMIT");
-    let copied = match copied {
-        Ok(c) => c,
+    let report = match copied {
+        Ok(r) => r,
         Err(e) => {
             let _ = to.batch("ROLLBACK");
-            return Err(Error::internal("copying the store", e));
+            return Err(match e {
+                CopyError::Db(e) => Error::internal("copying the store", e),
+                CopyError::Mismatch(Mismatch(why)) => Error::internal(
+                    "checking the copied store",
+                    format!("{why}; nothing was committed"),
+                ),
+            });
         }
     };
     to.batch("COMMIT")
         .map_err(failed("committing the copied store"))?;
-    copied
-        .into_iter()
-        .map(|table| {
-            let rows = count(to, &table)?;
-            Ok(Copied { table, rows })
-        })
-        .collect()
+    Ok(report)
+}
+
+/// Where [`migrate`] copies a store to.
+#[derive(Debug)]
+pub enum Target {
+    /// A PostgreSQL database (its URL).
+    Postgres(String),
+    /// A new SQLite file, checked against the export path rules.
+    Sqlite(crate::paths::CheckedPath),
+}
+
+impl Target {
+    /// Parses `to` (`postgres://…` or `sqlite:PATH`); the error names the field and the forms.
+    pub fn parse(to: &str, rules: &crate::paths::PathRules) -> Result<Target> {
+        let to = to.trim();
+        if to.starts_with("postgres://") || to.starts_with("postgresql://") {
+            super::engine::postgres::config(to)
+                .map_err(|_| Error::invalid_field("to", Target::FORMS))?;
+            return Ok(Target::Postgres(to.to_string()));
+        }
+        let Some(path) = to.strip_prefix("sqlite:") else {
+            return Err(Error::invalid_field("to", Target::FORMS));
+        };
+        let checked = rules.check_kind(path, true, crate::paths::FileKind::Backup)?;
+        if std::fs::symlink_metadata(checked.path()).is_ok() {
+            return Err(Error::invalid_field(
+                "to",
+                format!(
+                    "{} exists already; a store is copied into a new file only (choose another \
+                     name, or move that file away)",
+                    checked.path().display()
+                ),
+            ));
+        }
+        Ok(Target::Sqlite(checked))
+    }
+
+    const FORMS: &str = "`to` is postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or \
+                         sqlite:PATH (PATH ends in .db; a bare name goes to ~/.moss/exports/)";
+}
+
+/// Copies the store `from` reads (one snapshot) into `target`, migrated first to this build's
+/// schema for its engine, and checked (every table counted, rows sampled) before it commits.
+/// Blocks: run it on a blocking thread.
+pub fn migrate(
+    from: Db<'_>,
+    target: &Target,
+    opts: &super::StoreOptions,
+) -> Result<moss_client::daemon::MigrateResponse> {
+    let started = std::time::Instant::now();
+    let (shown, next, report) = match target {
+        Target::Postgres(url) => {
+            let shown = super::engine::postgres::redact(url);
+            let config = super::engine::postgres::config(url)?;
+            let conn = super::engine::postgres::PgConn::connect(&config).map_err(|e| {
+                Error::new(
+                    moss_client::ErrorCode::Unavailable,
+                    format!("cannot reach the PostgreSQL database at {shown}: {e}"),
+                )
+            })?;
+            let sources = opts.search_sources;
+            super::migrations::migrate_postgres_then(&conn, opts.migrations_postgres, |db| {
+                super::engine::search::ensure_columns(db, sources)
+            })?;
+            let report = copy_store(from, Db::Postgres(&conn))?;
+            let next =
+                format!("point a daemon at it: \"database\": \"{shown}\" in ~/.moss/config.json");
+            (shown, next, report)
+        }
+        Target::Sqlite(checked) => {
+            let path = checked.path();
+            let file = NewFile::create(&path)?;
+            let mut conn = rusqlite::Connection::open(&path)
+                .map_err(|e| Error::internal(&format!("opening {}", path.display()), e))?;
+            super::migrations::migrate(&mut conn, opts.migrations)?;
+            let report = copy_store(from, Db::Sqlite(&conn))?;
+            conn.close()
+                .map_err(|(_, e)| Error::internal("closing the copied store", e))?;
+            file.keep()?;
+            let shown = path.display().to_string();
+            let next = format!(
+                "point a daemon at it: \"database\": \"sqlite:{shown}\" in ~/.moss/config.json"
+            );
+            (shown, next, report)
+        }
+    };
+    Ok(moss_client::daemon::MigrateResponse {
+        to: shown,
+        rows: report.tables.iter().map(|t| t.rows).sum(),
+        tables: report
+            .tables
+            .into_iter()
+            .map(|t| moss_client::daemon::MigratedTable {
+                table: t.table,
+                rows: t.rows,
+            })
+            .collect(),
+        sampled: report.sampled,
+        sequence: report.sequence,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        next,
+    })
+}
+
+/// A new file (0600, never through a symlink), removed unless kept.
+struct NewFile(Option<std::path::PathBuf>);
+
+impl NewFile {
+    fn create(path: &std::path::Path) -> Result<NewFile> {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(|e| crate::paths::io_error("creating", path, e))?;
+        Ok(NewFile(Some(path.to_path_buf())))
+    }
+
+    /// Syncs the file (and its directory) and keeps it.
+    fn keep(mut self) -> Result<()> {
+        let path = self.0.take().expect("kept once");
+        let sync = |p: &std::path::Path| std::fs::File::open(p).and_then(|f| f.sync_all());
+        sync(&path).map_err(|e| crate::paths::io_error("syncing", &path, e))?;
+        if let Some(dir) = path.parent() {
+            sync(dir).map_err(|e| crate::paths::io_error("syncing directory", dir, e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for NewFile {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = std::fs::remove_file(&path);
+            for suffix in ["-journal", "-wal", "-shm"] {
+                let mut p = path.clone().into_os_string();
+                p.push(suffix);
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+/// Turns the target's triggers off for the copy: SQLite has no switch, so they are dropped
+/// (and returned, to be made again); PostgreSQL disables them table by table.
+fn suspend_triggers(
+    to: Db<'_>,
+    tables: &BTreeMap<String, Table>,
+) -> std::result::Result<Vec<String>, DbError> {
+    match to.engine() {
+        Engine::Sqlite => {
+            let triggers: Vec<(String, String)> = to.query_map(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name",
+                &[],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            for (name, _) in &triggers {
+                to.batch(&format!("DROP TRIGGER \"{name}\""))?;
+            }
+            Ok(triggers.into_iter().map(|(_, sql)| sql).collect())
+        }
+        Engine::Postgres => {
+            for name in tables.keys() {
+                to.batch(&format!("ALTER TABLE {name} DISABLE TRIGGER USER"))?;
+            }
+            Ok(Vec::new())
+        }
+    }
+}
+
+fn resume_triggers(
+    to: Db<'_>,
+    tables: &BTreeMap<String, Table>,
+    dropped: Vec<String>,
+) -> std::result::Result<(), DbError> {
+    match to.engine() {
+        Engine::Sqlite => dropped.iter().try_for_each(|sql| to.batch(sql)),
+        Engine::Postgres => tables
+            .keys()
+            .try_for_each(|name| to.batch(&format!("ALTER TABLE {name} ENABLE TRIGGER USER"))),
+    }
+}
+
+/// The copy read back differs from the source.
+#[derive(Debug)]
+struct Mismatch(String);
+
+#[derive(Debug)]
+enum CopyError {
+    Db(DbError),
+    Mismatch(Mismatch),
+}
+
+impl From<DbError> for CopyError {
+    fn from(e: DbError) -> Self {
+        CopyError::Db(e)
+    }
+}
+
+impl From<Mismatch> for CopyError {
+    fn from(m: Mismatch) -> Self {
+        CopyError::Mismatch(m)
+    }
+}
+
+fn count_rows(db: Db<'_>, table: &str) -> std::result::Result<i64, DbError> {
+    db.query_one(&format!("SELECT count(*) FROM {table}"), &[], |r| r.get(0))
+}
+
+/// Compares up to [`SAMPLE_ROWS`] rows spread over the table, by the same key on both sides.
+fn sample(
+    from: Db<'_>,
+    to: Db<'_>,
+    name: &str,
+    src: &Table,
+    dst: &Table,
+    rows: i64,
+) -> std::result::Result<i64, CopyError> {
+    let mut columns: Vec<&str> = src
+        .columns
+        .iter()
+        .filter(|c| dst.columns.contains(c))
+        .map(String::as_str)
+        .collect();
+    if src.rowid && dst.rowid {
+        columns.insert(0, "rowid");
+    }
+    if columns.is_empty() || rows == 0 {
+        return Ok(0);
+    }
+    let list = columns.join(", ");
+    // Rows are found by their integer key (the rowid, or an integer first column such as a
+    // queue's sequence): texts would sort by each database's collation, which may differ.
+    let integer_key = from.query_one(
+        &format!("SELECT {} FROM {name} LIMIT 1", columns[0]),
+        &[],
+        |r| Ok(matches!(r.get::<Value>(0)?, Value::Int(_))),
+    )?;
+    if !integer_key {
+        return Ok(0);
+    }
+    let sql = format!(
+        "SELECT {list} FROM {name} ORDER BY {} LIMIT 1 OFFSET ?1",
+        columns[0]
+    );
+    let step = (rows / SAMPLE_ROWS).max(1);
+    let mut compared = 0;
+    let mut offset = 0;
+    while offset < rows && compared < SAMPLE_ROWS {
+        let read = |db: Db<'_>| {
+            db.query_one(&sql, &[Param::Int(offset)], |r| {
+                (0..columns.len())
+                    .map(|i| r.get::<Value>(i))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+            })
+        };
+        let (a, b) = (read(from)?, read(to)?);
+        if a != b {
+            return Err(Mismatch(format!(
+                "row {offset} of table {name} (by {list}) differs between source and target"
+            ))
+            .into());
+        }
+        compared += 1;
+        offset += step;
+    }
+    Ok(compared)
 }
 
 fn copy_table(
