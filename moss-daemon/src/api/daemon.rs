@@ -17,6 +17,7 @@ use crate::app::AppState;
 use crate::error::Result;
 use crate::paths::FileKind;
 use crate::shutdown::Shutdown;
+use crate::store::engine::Db;
 
 /// What `/status` reports and what `/shutdown` triggers.
 #[derive(Debug)]
@@ -136,10 +137,11 @@ pub async fn backup(
     let rules = s
         .config
         .path_rules(&crate::MossHome::at(s.daemon.home.clone()));
+    let opts = crate::schema::store_options(&s.config);
     let resp = s
         .store
         .readers
-        .run(move |conn| {
+        .run_db(move |db| {
             let at = crate::store::now();
             let target = match req.path.as_deref() {
                 Some(p) => rules.check_kind(p, true, FileKind::Backup)?,
@@ -150,7 +152,12 @@ pub async fn backup(
                     rules.check_kind(&format!("moss-backup-{stamp}.db"), true, FileKind::Backup)?
                 }
             };
-            crate::store::backup::backup(conn, &target, at)
+            match db {
+                // SQLite's online backup: the file's pages, as of one snapshot.
+                Db::Sqlite(conn) => crate::store::backup::backup(conn, &target, at),
+                // Another engine's store is copied, table by table, into a new SQLite file.
+                db => crate::store::copy::backup_to_sqlite(db, &target, &opts, at),
+            }
         })
         .await?;
     Ok(Json(resp))

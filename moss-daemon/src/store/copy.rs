@@ -241,6 +241,47 @@ pub fn migrate(
     })
 }
 
+/// `POST /backup` of a store on another engine than SQLite: the store copied (one snapshot) into
+/// a new SQLite file, written beside `target` and renamed over it once complete, so the backup
+/// restores like any other (`moss restore-backup`).
+pub fn backup_to_sqlite(
+    from: Db<'_>,
+    target: &crate::paths::CheckedPath,
+    opts: &super::StoreOptions,
+    backed_up_at: i64,
+) -> Result<moss_client::daemon::BackupResponse> {
+    let final_path = target.path();
+    let tmp = target.dir.join(format!(
+        ".{}.{}.tmp",
+        target.name.to_string_lossy(),
+        ulid::Ulid::generate()
+    ));
+    let file = NewFile::create(&tmp)?;
+    let mut conn = rusqlite::Connection::open(&tmp)
+        .map_err(|e| Error::internal(&format!("opening {}", tmp.display()), e))?;
+    let schema_version = super::migrations::migrate(&mut conn, opts.migrations)?;
+    let report = copy_store(from, Db::Sqlite(&conn))?;
+    conn.close()
+        .map_err(|(_, e)| Error::internal("closing the backup", e))?;
+    file.keep()?;
+    let bytes = std::fs::metadata(&tmp)
+        .map_err(|e| crate::paths::io_error("reading", &tmp, e))?
+        .len();
+    std::fs::rename(&tmp, &final_path)
+        .map_err(|e| crate::paths::io_error("renaming into", &final_path, e))?;
+    std::fs::File::open(&target.dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| crate::paths::io_error("syncing directory", &target.dir, e))?;
+    Ok(moss_client::daemon::BackupResponse {
+        restore: format!("moss restore-backup {}", final_path.display()),
+        path: final_path.display().to_string(),
+        bytes,
+        schema_version,
+        sequence: report.sequence,
+        backed_up_at,
+    })
+}
+
 /// A new file (0600, never through a symlink), removed unless kept.
 struct NewFile(Option<std::path::PathBuf>);
 
