@@ -3,7 +3,6 @@
 //! [`FORGET_UNCONFIRMED_MAX`] only with `confirm`.
 
 use moss_client::memory::*;
-use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
 use super::search_source::SEARCH_SOURCE;
@@ -11,6 +10,7 @@ use super::{
     FORGET_MAX, FORGET_UNCONFIRMED_MAX, GLOBAL, MEMORY_COLUMNS, Memories, Memory, delete_rids,
     memory_from_row_at, norm_context, rank, session, slot, workspace,
 };
+use crate::db_params;
 use crate::error::{Error, Result};
 use crate::store::now;
 
@@ -94,29 +94,29 @@ impl Memories {
         let rows: Vec<(i64, Memory)> = self
             .store
             .readers
-            .run(move |conn| {
+            .run_db(move |db| {
                 let rows: Vec<(i64, Memory)> = if let Some(ids) = &by_id {
                     // Only in the named workspace: another one's memory, or a global one
                     // when `global` is not named, is not found.
                     let mut out = Vec::new();
                     for id in ids {
-                        let found = conn
-                            .prepare_cached(&format!(
+                        let found = db.query_opt(
+                            &format!(
                                 "SELECT m.rid, {MEMORY_COLUMNS} FROM memories m WHERE m.id = ?1
                                    AND m.workspace = ?3 AND (m.session = '' OR m.session = ?2)"
-                            ))?
-                            .query_row(params![id, session, ws], |r| Ok((r.get(0)?, memory_from_row_at(r, 1)?)))
-                            .optional()?;
+                            ),
+                            db_params![id, &session, &ws],
+                            |r| Ok((r.get(0)?, memory_from_row_at(r, 1)?)),
+                        )?;
                         match found {
                             Some(f) => out.push(f),
                             None => {
-                                let elsewhere: Option<String> = conn
-                                    .prepare_cached(
-                                        "SELECT workspace FROM memories WHERE id = ?1
+                                let elsewhere: Option<String> = db.query_opt(
+                                    "SELECT workspace FROM memories WHERE id = ?1
                                            AND (session = '' OR session = ?2)",
-                                    )?
-                                    .query_row(params![id, session], |r| r.get(0))
-                                    .optional()?;
+                                    db_params![id, &session],
+                                    |r| r.get(0),
+                                )?;
                                 let hint = match elsewhere {
                                     Some(w) => format!(
                                         "; it is in workspace {w:?}: name that workspace to forget it"
@@ -132,23 +132,27 @@ impl Memories {
                     }
                     out
                 } else if let Some(q) = &matcher {
-                    rank::matching(conn, q, now())?
+                    rank::matching(db, q, now())?
                 } else if let Some(slot) = &slot {
-                    conn.prepare_cached(&format!(
-                        "SELECT m.rid, {MEMORY_COLUMNS} FROM memories m WHERE m.workspace = ?1
+                    db.query_map(
+                        &format!(
+                            "SELECT m.rid, {MEMORY_COLUMNS} FROM memories m WHERE m.workspace = ?1
                            AND m.slot = ?2 AND (m.session = '' OR m.session = ?3) LIMIT ?4"
-                    ))?
-                    .query_map(params![ws, slot, session, FORGET_MAX as i64 + 1], |r| Ok((r.get(0)?, memory_from_row_at(r, 1)?)))?
-                    .collect::<rusqlite::Result<_>>()?
+                        ),
+                        db_params![&ws, slot, &session, FORGET_MAX as i64 + 1],
+                        |r| Ok((r.get(0)?, memory_from_row_at(r, 1)?)),
+                    )?
                 } else {
                     let c = context.clone().unwrap_or_default();
-                    conn.prepare_cached(&format!(
-                        "SELECT m.rid, {MEMORY_COLUMNS} FROM memory_contexts c
+                    db.query_map(
+                        &format!(
+                            "SELECT m.rid, {MEMORY_COLUMNS} FROM memory_contexts c
                            JOIN memories m ON m.rid = c.rid
                          WHERE c.workspace = ?1 AND c.context = ?2 AND (m.session = '' OR m.session = ?3) LIMIT ?4"
-                    ))?
-                    .query_map(params![ws, c, session, FORGET_MAX as i64 + 1], |r| Ok((r.get(0)?, memory_from_row_at(r, 1)?)))?
-                    .collect::<rusqlite::Result<_>>()?
+                        ),
+                        db_params![&ws, &c, &session, FORGET_MAX as i64 + 1],
+                        |r| Ok((r.get(0)?, memory_from_row_at(r, 1)?)),
+                    )?
                 };
                 Ok(rows)
             })
@@ -178,7 +182,7 @@ impl Memories {
             let rids: Vec<i64> = rows.iter().map(|(r, _)| *r).collect();
             self.store
                 .writer
-                .run(move |ctx| delete_rids(ctx, &rids))
+                .run(move |ctx| delete_rids(ctx.db(), &rids))
                 .await?;
         }
         let removed: Vec<Forgotten> = rows

@@ -1,9 +1,11 @@
 //! What the memory family offers the rest of the daemon (the cross-family reads), and the only
 //! path by which they reach it.
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
+use crate::db_params;
 use crate::error::Result;
+use crate::store::engine::{Db, DbError, Row};
 
 /// The memory index, which a search waits on to read its own writes.
 pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
@@ -11,8 +13,8 @@ pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 /// Persistent memories matching the FTS5 `query` in workspace `ws` (every workspace if
 /// `None`), best first, at most `limit`, ranked among the newest
 /// [`crate::search_text::RANKED_MATCHES`].
-pub fn search_hits(
-    conn: &Connection,
+pub fn search_hits_db(
+    db: Db<'_>,
     query: &str,
     ws: Option<&str>,
     limit: i64,
@@ -36,60 +38,56 @@ pub fn search_hits(
             FROM fts.memories_fts WHERE memories_fts MATCH ?1 AND rowid = hits.rid)
          FROM hits CROSS JOIN memories AS m ON m.rid = hits.rid
          ORDER BY hits.rank, m.seq DESC";
-    let run = || -> rusqlite::Result<Vec<FamilyHit>> {
-        conn.prepare_cached(sql)?
-            .query_map(rusqlite::params![query, ws, limit, newest - 1], |r| {
-                let id: String = r.get(0)?;
-                let workspace: String = r.get(1)?;
-                let content: String = r.get(2)?;
-                let slot: Option<String> = r.get(3)?;
-                let raw: Option<String> = r.get(4)?;
-                let raw = raw.filter(|s| s.contains(crate::search_text::OPEN));
-                let snippet = match raw {
-                    Some(raw) => render_snippet(&raw, SNIPPET_CHARS),
-                    None => render_snippet(&content, SNIPPET_CHARS),
-                };
-                let title: String = content.chars().take(80).collect();
-                let open = match &slot {
-                    Some(slot) => serde_json::json!({"workspace": workspace, "slot": slot}),
-                    None => serde_json::json!({"workspace": workspace, "query": title}),
-                };
-                Ok(FamilyHit {
-                    id,
-                    kind: "memory".into(),
-                    title,
-                    snippet,
-                    open: ("memory_recall", open),
-                    workspace,
-                    explain: None,
-                })
-            })?
-            .collect()
-    };
-    run().map_err(|e| query_error(e, query))
+    db.query_map(sql, db_params![query, ws, limit, newest - 1], |r| {
+        let id: String = r.get(0)?;
+        let workspace: String = r.get(1)?;
+        let content: String = r.get(2)?;
+        let slot: Option<String> = r.get(3)?;
+        let raw: Option<String> = r.get(4)?;
+        let raw = raw.filter(|s| s.contains(crate::search_text::OPEN));
+        let snippet = match raw {
+            Some(raw) => render_snippet(&raw, SNIPPET_CHARS),
+            None => render_snippet(&content, SNIPPET_CHARS),
+        };
+        let title: String = content.chars().take(80).collect();
+        let open = match &slot {
+            Some(slot) => serde_json::json!({"workspace": workspace, "slot": slot}),
+            None => serde_json::json!({"workspace": workspace, "query": title}),
+        };
+        Ok(FamilyHit {
+            id,
+            kind: "memory".into(),
+            title,
+            snippet,
+            open: ("memory_recall", open),
+            workspace,
+            explain: None,
+        })
+    })
+    .map_err(|e| query_error(e, query))
 }
 
 /// The persistent memories of workspace `ws` written last, newest first, at most `limit`.
-pub fn recent(
-    conn: &Connection,
+pub fn recent_db(
+    db: Db<'_>,
     ws: &str,
     limit: i64,
 ) -> Result<Vec<(i64, moss_client::moss::ContextItem)>> {
-    let mut stmt = conn.prepare_cached(
+    let rows = db.query_map(
         "SELECT id, content, slot, updated_at * 1000 FROM memories
          WHERE workspace = ?1 AND session = '' ORDER BY seq DESC LIMIT ?2",
+        db_params![ws, limit],
+        |r| {
+            Ok((
+                r.get::<String>(0)?,
+                r.get::<String>(1)?,
+                r.get::<Option<String>>(2)?,
+                r.get::<i64>(3)?,
+            ))
+        },
     )?;
-    let rows = stmt.query_map(rusqlite::params![ws, limit], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, Option<String>>(2)?,
-            r.get::<_, i64>(3)?,
-        ))
-    })?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (id, content, slot, at) = row?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (id, content, slot, at) in rows {
         out.push((at, memory_item(ws, id, content, slot, at)));
     }
     Ok(out)
@@ -123,30 +121,28 @@ pub fn memory_item(
 
 /// How many memories of workspace `ws` carry `context` (a task id, a path) among their
 /// contexts, case-insensitively.
-pub fn count_with_context(conn: &Connection, ws: &str, context: &str) -> Result<i64> {
-    Ok(conn
-        .prepare_cached(
-            // Contexts are kept lowercased, so this is one range of the primary key.
-            "SELECT COUNT(DISTINCT rid) FROM memory_contexts
+pub fn count_with_context(db: Db<'_>, ws: &str, context: &str) -> Result<i64> {
+    Ok(db.query_one(
+        // Contexts are kept lowercased, so this is one range of the primary key.
+        "SELECT COUNT(DISTINCT rid) FROM memory_contexts
              WHERE workspace = ?1 AND context = lower(?2)",
-        )?
-        .query_row(rusqlite::params![ws, context], |r| r.get(0))?)
+        db_params![ws, context],
+        |r| r.get(0),
+    )?)
 }
 
 /// The persistent memories `near` names (found by meaning, best first), as cross-family hits.
-pub fn near_hits(
-    conn: &Connection,
+pub fn near_hits_db(
+    db: Db<'_>,
     near: &[crate::store::semantic::Near],
 ) -> Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
     use crate::search_text::{FamilyHit, SNIPPET_CHARS, render_snippet};
-    use rusqlite::OptionalExtension;
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, workspace, content, slot FROM memories WHERE rid = ?1 AND session = ''",
-    )?;
     let mut out = Vec::with_capacity(near.len());
     for n in near {
-        let hit = stmt
-            .query_row([n.doc], |r| {
+        let hit = db.query_opt(
+            "SELECT id, workspace, content, slot FROM memories WHERE rid = ?1 AND session = ''",
+            db_params![n.doc],
+            |r| {
                 let id: String = r.get(0)?;
                 let workspace: String = r.get(1)?;
                 let content: String = r.get(2)?;
@@ -165,8 +161,8 @@ pub fn near_hits(
                     workspace,
                     explain: None,
                 })
-            })
-            .optional()?;
+            },
+        )?;
         out.extend(hit.map(|h| (h, *n)));
     }
     Ok(out)
@@ -260,8 +256,8 @@ fn capped(n: i64, cap: i64) -> (i64, bool) {
 /// at most `limit`; with `context`, only those carrying it (normalized, as stored). Every
 /// read is bounded: a small context is read whole (`SMALL_CONTEXT` rows at most), a large
 /// one found along the workspace's newest memories, where it is common.
-pub fn list(
-    conn: &Connection,
+pub fn list_db(
+    db: Db<'_>,
     ws: &str,
     context: Option<&str>,
     cursor: Option<i64>,
@@ -269,12 +265,15 @@ pub fn list(
 ) -> Result<MemoryPage> {
     use super::{MEMORY_COLUMNS, memory_from_row};
     let upper = cursor.unwrap_or(i64::MAX);
-    let row = |r: &rusqlite::Row| Ok((memory_from_row(r)?, r.get::<_, i64>(13)?));
+    fn row(r: &Row<'_>) -> Result<(moss_client::memory::Memory, i64), DbError> {
+        Ok((memory_from_row(r)?, r.get::<i64>(13)?))
+    }
     let rows: Vec<(moss_client::memory::Memory, i64)> = match context {
-        None => conn
-            .prepare_cached(&format!("SELECT {MEMORY_COLUMNS}, m.seq {LIST_ALL}"))?
-            .query_map(rusqlite::params![ws, upper, limit + 1], row)?
-            .collect::<rusqlite::Result<_>>()?,
+        None => db.query_map(
+            &format!("SELECT {MEMORY_COLUMNS}, m.seq {LIST_ALL}"),
+            db_params![ws, upper, limit + 1],
+            row,
+        )?,
         Some(raw) => {
             let c = super::norm_context(raw);
             if c.is_empty() {
@@ -283,18 +282,17 @@ pub fn list(
                     "context must name a context (a path, a topic, a task id), got an empty one",
                 ));
             }
-            let n: i64 = conn
-                .prepare_cached(COUNT_CONTEXT)?
-                .query_row(rusqlite::params![ws, c, SMALL_CONTEXT + 1], |r| r.get(0))?;
+            let n: i64 =
+                db.query_one(COUNT_CONTEXT, db_params![ws, &c, SMALL_CONTEXT + 1], |r| {
+                    r.get(0)
+                })?;
             let tail = if n <= SMALL_CONTEXT {
                 LIST_SMALL_CONTEXT
             } else {
                 LIST_LARGE_CONTEXT
             };
             let sql = format!("SELECT {MEMORY_COLUMNS}, m.seq {tail}");
-            conn.prepare_cached(&sql)?
-                .query_map(rusqlite::params![ws, c, upper, limit + 1], row)?
-                .collect::<rusqlite::Result<_>>()?
+            db.query_map(&sql, db_params![ws, &c, upper, limit + 1], row)?
         }
     };
     let more = rows.len() as i64 > limit;
@@ -313,20 +311,16 @@ pub fn list(
 /// The contexts of workspace `ws`'s persistent memories in order, after `after`, at most
 /// `limit`, each with its count (up to [`COUNT_CAP`]). One index seek per context: no read
 /// grows with the workspace. Memories without a context are not listed.
-pub fn contexts(
-    conn: &Connection,
+pub fn contexts_db(
+    db: Db<'_>,
     ws: &str,
     after: Option<&str>,
     limit: i64,
 ) -> Result<NamePage<Counted>> {
-    let mut next = conn.prepare_cached(NEXT_CONTEXT)?;
-    let mut count = conn.prepare_cached(COUNT_CONTEXT)?;
     let mut at = after.unwrap_or("").to_string();
     let mut items = Vec::new();
     for _ in 0..NAME_SEEKS {
-        let Some(c) = next
-            .query_row(rusqlite::params![ws, at], |r| r.get::<_, String>(0))
-            .optional()?
+        let Some(c) = db.query_opt(NEXT_CONTEXT, db_params![ws, &at], |r| r.get::<String>(0))?
         else {
             return Ok(NamePage {
                 items,
@@ -339,7 +333,9 @@ pub fn contexts(
                 next_after: Some(at),
             });
         }
-        let n: i64 = count.query_row(rusqlite::params![ws, c, COUNT_CAP + 1], |r| r.get(0))?;
+        let n: i64 = db.query_one(COUNT_CONTEXT, db_params![ws, &c, COUNT_CAP + 1], |r| {
+            r.get(0)
+        })?;
         if n > 0 {
             let (count, more) = capped(n, COUNT_CAP);
             items.push(Counted {
@@ -358,23 +354,13 @@ pub fn contexts(
 
 /// The slots of workspace `ws`'s persistent memories in order, after `after`, at most `limit`,
 /// each with its count (up to [`SLOT_COUNT_CAP`]) and its holder. A few index seeks per slot.
-pub fn slots(
-    conn: &Connection,
-    ws: &str,
-    after: Option<&str>,
-    limit: i64,
-) -> Result<NamePage<Slot>> {
+pub fn slots_db(db: Db<'_>, ws: &str, after: Option<&str>, limit: i64) -> Result<NamePage<Slot>> {
     use super::{MEMORY_COLUMNS, memory_from_row};
-    let mut next = conn.prepare_cached(NEXT_SLOT)?;
-    let mut count = conn.prepare_cached(COUNT_SLOT)?;
-    let mut holder = conn.prepare_cached(&format!("SELECT {MEMORY_COLUMNS} {SLOT_HOLDER}"))?;
+    let holder = format!("SELECT {MEMORY_COLUMNS} {SLOT_HOLDER}");
     let mut at = after.unwrap_or("").to_string();
     let mut items = Vec::new();
     for _ in 0..NAME_SEEKS {
-        let Some(s) = next
-            .query_row(rusqlite::params![ws, at], |r| r.get::<_, String>(0))
-            .optional()?
-        else {
+        let Some(s) = db.query_opt(NEXT_SLOT, db_params![ws, &at], |r| r.get::<String>(0))? else {
             return Ok(NamePage {
                 items,
                 next_after: None,
@@ -386,12 +372,10 @@ pub fn slots(
                 next_after: Some(at),
             });
         }
-        if let Some(m) = holder
-            .query_row(rusqlite::params![ws, s], memory_from_row)
-            .optional()?
-        {
-            let n: i64 =
-                count.query_row(rusqlite::params![ws, s, SLOT_COUNT_CAP + 1], |r| r.get(0))?;
+        if let Some(m) = db.query_opt(&holder, db_params![ws, &s], memory_from_row)? {
+            let n: i64 = db.query_one(COUNT_SLOT, db_params![ws, &s, SLOT_COUNT_CAP + 1], |r| {
+                r.get(0)
+            })?;
             let (count, more) = capped(n, SLOT_COUNT_CAP);
             items.push(Slot {
                 slot: Counted {
@@ -408,6 +392,68 @@ pub fn slots(
         items,
         next_after: Some(at),
     })
+}
+
+// The SQLite-only forms of the reads other families make, for their code that still holds a
+// `rusqlite::Connection` (`moss::search` takes `near_hits` as a `fn(&Connection, ..)`): each
+// is its `_db` function on that connection. They go once every caller passes a `Db`.
+
+/// [`search_hits_db`] on a SQLite connection.
+pub fn search_hits(
+    conn: &Connection,
+    query: &str,
+    ws: Option<&str>,
+    limit: i64,
+) -> Result<Vec<crate::search_text::FamilyHit>> {
+    search_hits_db(Db::Sqlite(conn), query, ws, limit)
+}
+
+/// [`recent_db`] on a SQLite connection.
+pub fn recent(
+    conn: &Connection,
+    ws: &str,
+    limit: i64,
+) -> Result<Vec<(i64, moss_client::moss::ContextItem)>> {
+    recent_db(Db::Sqlite(conn), ws, limit)
+}
+
+/// [`near_hits_db`] on a SQLite connection.
+pub fn near_hits(
+    conn: &Connection,
+    near: &[crate::store::semantic::Near],
+) -> Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
+    near_hits_db(Db::Sqlite(conn), near)
+}
+
+/// [`list_db`] on a SQLite connection.
+pub fn list(
+    conn: &Connection,
+    ws: &str,
+    context: Option<&str>,
+    cursor: Option<i64>,
+    limit: i64,
+) -> Result<MemoryPage> {
+    list_db(Db::Sqlite(conn), ws, context, cursor, limit)
+}
+
+/// [`contexts_db`] on a SQLite connection.
+pub fn contexts(
+    conn: &Connection,
+    ws: &str,
+    after: Option<&str>,
+    limit: i64,
+) -> Result<NamePage<Counted>> {
+    contexts_db(Db::Sqlite(conn), ws, after, limit)
+}
+
+/// [`slots_db`] on a SQLite connection.
+pub fn slots(
+    conn: &Connection,
+    ws: &str,
+    after: Option<&str>,
+    limit: i64,
+) -> Result<NamePage<Slot>> {
+    slots_db(Db::Sqlite(conn), ws, after, limit)
 }
 
 #[cfg(test)]
@@ -477,7 +523,7 @@ mod tests {
     fn walk(conn: &Connection, context: Option<&str>, limit: i64) -> Vec<String> {
         let (mut out, mut cursor) = (Vec::new(), None);
         loop {
-            let p = list(conn, "w", context, cursor, limit).unwrap();
+            let p = list_db(Db::Sqlite(conn), "w", context, cursor, limit).unwrap();
             assert!(p.items.len() as i64 <= limit);
             out.extend(ids(&p));
             match p.next_cursor {
@@ -515,9 +561,9 @@ mod tests {
         let big = walk(&conn, Some("big"), 700);
         assert_eq!(big.len() as i64, n / 3);
         assert_eq!(big, want(3));
-        let first = list(&conn, "w", None, None, 3).unwrap();
+        let first = list_db(Db::Sqlite(&conn), "w", None, None, 3).unwrap();
         assert_eq!(ids(&first), want(1)[..3]);
-        let e = list(&conn, "w", Some(" / "), None, 3).unwrap_err();
+        let e = list_db(Db::Sqlite(&conn), "w", Some(" / "), None, 3).unwrap_err();
         assert_eq!(e.0.details["field"], "context");
     }
 
@@ -539,30 +585,30 @@ mod tests {
         put_in(&conn, s + 5, &["e.rs"], Some("temp"), 9.0, "s1");
         put_in(&conn, s + 6, &["d.rs"], Some("rules"), 9.0, "s1");
 
-        let p = contexts(&conn, "w", None, 2).unwrap();
+        let p = contexts_db(Db::Sqlite(&conn), "w", None, 2).unwrap();
         let got: Vec<(&str, i64, bool)> = p
             .items
             .iter()
             .map(|c| (c.name.as_str(), c.count, c.more))
             .collect();
         assert_eq!(got, [("a.rs", COUNT_CAP, true), ("b.rs", 1, false)]);
-        let p = contexts(&conn, "w", p.next_after.as_deref(), 2).unwrap();
+        let p = contexts_db(Db::Sqlite(&conn), "w", p.next_after.as_deref(), 2).unwrap();
         let names: Vec<&str> = p.items.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["c.rs", "d.rs"]);
-        let p = contexts(&conn, "w", p.next_after.as_deref(), 2).unwrap();
+        let p = contexts_db(Db::Sqlite(&conn), "w", p.next_after.as_deref(), 2).unwrap();
         let names: Vec<&str> = p.items.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["z.rs"]);
         assert!(p.next_after.is_none(), "{p:?}");
 
-        let p = slots(&conn, "w", None, 1).unwrap();
+        let p = slots_db(Db::Sqlite(&conn), "w", None, 1).unwrap();
         assert_eq!(p.items.len(), 1);
         let rules = &p.items[0];
         assert_eq!((rules.slot.name.as_str(), rules.slot.count), ("rules", 3));
         // The heaviest holds it; of two as heavy, the newest stored.
         assert_eq!(rules.holder.id, format!("mem_{}", s + 3));
-        let p = slots(&conn, "w", p.next_after.as_deref(), 1).unwrap();
+        let p = slots_db(Db::Sqlite(&conn), "w", p.next_after.as_deref(), 1).unwrap();
         assert_eq!(p.items[0].slot.name, "style");
-        let p = slots(&conn, "w", p.next_after.as_deref(), 1).unwrap();
+        let p = slots_db(Db::Sqlite(&conn), "w", p.next_after.as_deref(), 1).unwrap();
         let zz = &p.items[0].slot;
         assert_eq!(
             (zz.name.as_str(), zz.count, zz.more),

@@ -27,12 +27,12 @@ mod write;
 use std::sync::Arc;
 
 use moss_client::memory::*;
-use rusqlite::{Row, params};
 
 use crate::budget::{self, Caps, Fit, cut_text};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::json_field::{object_json, parse_json};
+use crate::store::engine::{DbError, Row};
 use crate::store::{Store, now};
 use crate::{names, tags};
 use moss_client::search::SearchMode;
@@ -90,7 +90,7 @@ pub fn basename(ctx: &str) -> &str {
 pub const MEMORY_COLUMNS: &str = "m.id, m.workspace, m.content, m.contexts_json, m.weight, m.slot, \
     m.session, m.tags_json, m.metadata_json, m.source, m.created_at, m.updated_at, m.recalled_at";
 
-pub fn memory_from_row(r: &Row) -> rusqlite::Result<Memory> {
+pub fn memory_from_row(r: &Row) -> Result<Memory, DbError> {
     memory_from_row_at(r, 0)
 }
 
@@ -299,11 +299,12 @@ impl Memories {
         self.store
             .writer
             .run(|ctx| {
-                let rids: Vec<i64> = ctx
-                    .prepare("SELECT rid FROM memories WHERE session != ''")?
-                    .query_map([], |r| r.get(0))?
-                    .collect::<rusqlite::Result<_>>()?;
-                delete_rids(ctx, &rids)?;
+                let db = ctx.db();
+                let rids: Vec<i64> =
+                    db.query_map("SELECT rid FROM memories WHERE session != ''", &[], |r| {
+                        r.get(0)
+                    })?;
+                delete_rids(db, &rids)?;
                 Ok(rids.len())
             })
             .await
@@ -320,11 +321,13 @@ impl Memories {
         self.store
             .writer
             .run(move |ctx| {
-                let rids: Vec<i64> = ctx
-                    .prepare_cached("SELECT rid FROM memories WHERE session = ?1")?
-                    .query_map([&id], |r| r.get(0))?
-                    .collect::<rusqlite::Result<_>>()?;
-                delete_rids(ctx, &rids)?;
+                let db = ctx.db();
+                let rids: Vec<i64> = db.query_map(
+                    "SELECT rid FROM memories WHERE session = ?1",
+                    crate::db_params![&id],
+                    |r| r.get(0),
+                )?;
+                delete_rids(db, &rids)?;
                 Ok(rids.len())
             })
             .await
@@ -376,7 +379,7 @@ impl Memories {
             let q = q.clone();
             self.store
                 .readers
-                .run(move |conn| rank::word_matches(conn, &q))
+                .run_db(move |db| rank::word_matches(db, &q))
                 .await
         };
         let meaning = async {
@@ -409,7 +412,7 @@ impl Memories {
         let resp = self
             .store
             .readers
-            .run(move |conn| rank::recall(conn, &q, found, now()))
+            .run_db(move |db| rank::recall(db, &q, found, now()))
             .await?;
         if !resp.items.is_empty() {
             let ids: Vec<String> = resp.items.iter().map(|r| r.memory.id.clone()).collect();
@@ -421,10 +424,10 @@ impl Memories {
                 let _ = writer
                     .run(move |ctx| {
                         for id in &ids {
-                            ctx.prepare_cached(
+                            ctx.db().execute(
                                 "UPDATE memories SET recalled_at = ?2 WHERE id = ?1",
-                            )?
-                            .execute(params![id, t])?;
+                                crate::db_params![id, t],
+                            )?;
                         }
                         Ok(())
                     })
@@ -445,7 +448,7 @@ impl Memories {
 }
 
 /// [`memory_from_row`] for a row whose memory columns start at `at`.
-pub fn memory_from_row_at(r: &Row, at: usize) -> rusqlite::Result<Memory> {
+pub fn memory_from_row_at(r: &Row, at: usize) -> Result<Memory, DbError> {
     let contexts: String = r.get(at + 3)?;
     let session: String = r.get(at + 6)?;
     let tags: Option<String> = r.get(at + 7)?;

@@ -39,10 +39,11 @@ use std::collections::{HashMap, HashSet};
 use moss_client::memory::{
     Memory, MemoryRecallRequest, MemoryRecallResponse, Recalled, ScoreParts,
 };
-use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{GLOBAL, MEMORY_COLUMNS, memory_from_row_at, norm_context, session, slot, workspace};
+use crate::db_params;
 use crate::error::{Error, Result};
+use crate::store::engine::Db;
 
 /// Least relevance a recalled memory needs.
 pub const MIN_RELEVANCE: f64 = 0.2;
@@ -267,9 +268,9 @@ pub struct Candidate {
 }
 
 /// Every memory matching `q`, unscored.
-pub fn candidates(conn: &Connection, q: &Query) -> Result<Vec<Candidate>> {
-    let found = word_matches(conn, q)?;
-    candidates_from(conn, q, found)
+pub fn candidates(db: Db<'_>, q: &Query) -> Result<Vec<Candidate>> {
+    let found = word_matches(db, q)?;
+    candidates_from(db, q, found)
 }
 
 /// What a query's words found, before its meaning: the memories its contexts, its full text
@@ -295,31 +296,31 @@ impl Matches {
 }
 
 /// The statement [`load_candidate`] reads a memory's row with.
-fn load_statement(conn: &Connection) -> Result<rusqlite::CachedStatement<'_>> {
-    Ok(conn.prepare_cached(&format!(
+fn load_statement() -> String {
+    format!(
         "SELECT m.seq, m.context_count, m.session, {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
-    ))?)
+    )
 }
 
-/// A memory's row as a candidate, `None` when it is gone or not the query's to see (another
-/// session's, another slot's); `coverage` still to measure.
+/// A memory's row as a candidate (read with `load`, the [`load_statement`]), `None` when it is
+/// gone or not the query's to see (another session's, another slot's); `coverage` still to
+/// measure.
 fn load_candidate(
-    load: &mut rusqlite::CachedStatement<'_>,
+    db: Db<'_>,
+    load: &str,
     q: &Query,
     rid: i64,
     bm25: Option<f64>,
     context_match: ContextMatch,
 ) -> Result<Option<Candidate>> {
-    let Some((seq, context_count, sess, memory)) = load
-        .query_row([rid], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-                memory_from_row_at(r, 3)?,
-            ))
-        })
-        .optional()?
+    let Some((seq, context_count, sess, memory)) = db.query_opt(load, db_params![rid], |r| {
+        Ok((
+            r.get::<i64>(0)?,
+            r.get::<i64>(1)?,
+            r.get::<String>(2)?,
+            memory_from_row_at(r, 3)?,
+        ))
+    })?
     else {
         return Ok(None);
     };
@@ -349,7 +350,7 @@ fn terms_expression(q: &Query) -> String {
 
 /// The memories a query's words match: by context (the query's context, else each of its
 /// words) and by full text.
-pub fn word_matches(conn: &Connection, q: &Query) -> Result<WordMatches> {
+pub fn word_matches(db: Db<'_>, q: &Query) -> Result<WordMatches> {
     let ws1 = q.workspaces[0].as_str();
     let ws2 = q.workspaces.get(1).map_or(ws1, String::as_str);
     let mut found = Matches::default();
@@ -360,24 +361,32 @@ pub fn word_matches(conn: &Connection, q: &Query) -> Result<WordMatches> {
         None => q.phrase_contexts.clone(),
     };
     {
-        let mut exact = conn.prepare_cached(
-            "SELECT rid FROM memory_contexts WHERE workspace IN (?1, ?2) AND context = ?3",
-        )?;
-        let mut by_base = conn.prepare_cached(
-            // Named: without statistics the planner would rather scan the workspace's rows by
-            // the primary key.
-            "SELECT rid FROM memory_contexts INDEXED BY memory_contexts_basename
+        let exact = |c: &str| {
+            db.query_map(
+                "SELECT rid FROM memory_contexts WHERE workspace IN (?1, ?2) AND context = ?3",
+                db_params![ws1, ws2, c],
+                |r| r.get::<i64>(0),
+            )
+        };
+        let by_base = |c: &str| {
+            db.query_map(
+                // Named: without statistics the planner would rather scan the workspace's rows
+                // by the primary key.
+                "SELECT rid FROM memory_contexts INDEXED BY memory_contexts_basename
              WHERE workspace IN (?1, ?2) AND basename = ?3 AND context != ?3",
-        )?;
+                db_params![ws1, ws2, c],
+                |r| r.get::<i64>(0),
+            )
+        };
         // (Never the empty context: that key holds the memories without one.)
         for t in context_terms.iter().filter(|t| !t.is_empty()) {
-            for rid in exact.query_map(params![ws1, ws2, t], |r| r.get::<_, i64>(0))? {
-                add(rid?, None, ContextMatch::Exact);
+            for rid in exact(t)? {
+                add(rid, None, ContextMatch::Exact);
             }
             if t.contains('/') {
                 let base = super::basename(t);
-                for rid in exact.query_map(params![ws1, ws2, base], |r| r.get::<_, i64>(0))? {
-                    add(rid?, None, ContextMatch::Basename);
+                for rid in exact(base)? {
+                    add(rid, None, ContextMatch::Basename);
                 }
                 let mut levels = 0;
                 let mut dir = t.as_str();
@@ -386,14 +395,14 @@ pub fn word_matches(conn: &Connection, q: &Query) -> Result<WordMatches> {
                     if parent.is_empty() {
                         break;
                     }
-                    for rid in exact.query_map(params![ws1, ws2, parent], |r| r.get::<_, i64>(0))? {
-                        add(rid?, None, ContextMatch::Parent(levels));
+                    for rid in exact(parent)? {
+                        add(rid, None, ContextMatch::Parent(levels));
                     }
                     dir = parent;
                 }
             } else {
-                for rid in by_base.query_map(params![ws1, ws2, t], |r| r.get::<_, i64>(0))? {
-                    add(rid?, None, ContextMatch::Basename);
+                for rid in by_base(t)? {
+                    add(rid, None, ContextMatch::Basename);
                 }
             }
         }
@@ -402,8 +411,10 @@ pub fn word_matches(conn: &Connection, q: &Query) -> Result<WordMatches> {
     // ranked by it: see `ranks_within`).
     let expr = terms_expression(q);
     if q.context.is_none() && !q.terms.is_empty() {
-        let mut stmt = conn.prepare_cached(
-            "SELECT m.rid, bm25(memories_fts, 1.0, 2.0, 1.0) AS rank
+        let newest = crate::search_text::RANKED_MATCHES;
+        let rows = db
+            .query_map(
+                "SELECT m.rid, bm25(memories_fts, 1.0, 2.0, 1.0) AS rank
              FROM fts.memories_fts AS f CROSS JOIN memories AS m ON m.rid = f.rowid
              WHERE f.memories_fts MATCH ?1 AND m.workspace IN (?2, ?3)
                AND f.rowid >= coalesce((
@@ -412,44 +423,34 @@ pub fn word_matches(conn: &Connection, q: &Query) -> Result<WordMatches> {
                  WHERE nf.memories_fts MATCH ?1 AND nm.workspace IN (?2, ?3)
                  ORDER BY nf.rowid DESC LIMIT 1 OFFSET ?5), 0)
              ORDER BY rank LIMIT ?4",
-        )?;
-        let newest = crate::search_text::RANKED_MATCHES;
-        let rows = stmt
-            .query_map(params![expr, ws1, ws2, FTS_CANDIDATES, newest - 1], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
-            })
+                db_params![&expr, ws1, ws2, FTS_CANDIDATES, newest - 1],
+                |r| Ok((r.get::<i64>(0)?, r.get::<f64>(1)?)),
+            )
             .map_err(|e| crate::search_text::query_error(e, &expr))?;
-        for row in rows {
-            let (rid, rank) = row?;
+        for (rid, rank) in rows {
             add(rid, Some(rank), ContextMatch::None);
         }
     }
     // A slot alone lists the slot, heaviest first.
     let slot_only = q.slot.is_some() && q.context.is_none() && q.phrase_contexts.is_empty();
     if slot_only {
-        let mut stmt = conn.prepare_cached(
+        for rid in db.query_map(
             "SELECT rid FROM memories WHERE workspace IN (?1, ?2) AND slot = ?3 ORDER BY weight DESC LIMIT ?4",
-        )?;
-        for rid in stmt.query_map(params![ws1, ws2, q.slot, SLOT_CANDIDATES], |r| {
-            r.get::<_, i64>(0)
-        })? {
-            add(rid?, None, ContextMatch::None);
+            db_params![ws1, ws2, q.slot.as_ref(), SLOT_CANDIDATES],
+            |r| r.get::<i64>(0),
+        )? {
+            add(rid, None, ContextMatch::None);
         }
     }
     // Narrowed to a context, each of the context's memories gets the query's full-text rank,
     // looked up by rowid: none is missed however common the words are elsewhere.
-    let mut ranks_within = if q.context.is_some() && !q.terms.is_empty() {
-        Some(conn.prepare_cached(
-            "SELECT bm25(memories_fts, 1.0, 2.0, 1.0) FROM fts.memories_fts AS f
+    let ranks_within = (q.context.is_some() && !q.terms.is_empty()).then_some(
+        "SELECT bm25(memories_fts, 1.0, 2.0, 1.0) FROM fts.memories_fts AS f
              WHERE f.memories_fts MATCH ?1 AND f.rowid = ?2",
-        )?)
-    } else {
-        None
-    };
+    );
     // Whether a memory's row matches an expression (its words in other forms).
-    let mut row_matches = conn.prepare_cached(
-        "SELECT 1 FROM fts.memories_fts AS f WHERE f.memories_fts MATCH ?1 AND f.rowid = ?2",
-    )?;
+    let row_matches =
+        "SELECT 1 FROM fts.memories_fts AS f WHERE f.memories_fts MATCH ?1 AND f.rowid = ?2";
     // Without a context, the rows the full text ranked lie among the newest matches of the
     // query's words in the workspaces, a span of rowids holding at most `RANKED_MATCHES` of
     // them: an expression made of those words is read once over the span (its matches there),
@@ -470,38 +471,36 @@ pub fn word_matches(conn: &Connection, q: &Query) -> Result<WordMatches> {
     } else {
         None
     };
-    let mut span_matches = conn.prepare_cached(
-        "SELECT f.rowid FROM fts.memories_fts AS f
-         WHERE f.memories_fts MATCH ?1 AND f.rowid BETWEEN ?2 AND ?3",
-    )?;
+    let span_matches = "SELECT f.rowid FROM fts.memories_fts AS f
+         WHERE f.memories_fts MATCH ?1 AND f.rowid BETWEEN ?2 AND ?3";
     let mut matched_in_span: HashMap<String, HashSet<i64>> = HashMap::new();
-    let mut load = load_statement(conn)?;
+    let load = load_statement();
     let mut out = Vec::with_capacity(found.0.len());
     for (rid, (bm25, context_match)) in found.0 {
-        let Some(mut c) = load_candidate(&mut load, q, rid, bm25, context_match)? else {
+        let Some(mut c) = load_candidate(db, &load, q, rid, bm25, context_match)? else {
             continue;
         };
         let (rid, memory, mut bm25) = (c.rid, &c.memory, c.bm25);
-        if let Some(stmt) = ranks_within.as_mut() {
-            bm25 = stmt
-                .query_row(params![expr, rid], |r| r.get::<_, f64>(0))
-                .optional()
+        if let Some(sql) = ranks_within {
+            bm25 = db
+                .query_opt(sql, db_params![&expr, rid], |r| r.get::<f64>(0))
                 .map_err(|e| crate::search_text::query_error(e, &expr))?;
         }
         let coverage = if bm25.is_some() {
             let mut matches = |e: &str| -> Result<bool> {
                 if let Some((lo, hi)) = span {
                     if !matched_in_span.contains_key(e) {
-                        let rows = span_matches
-                            .query_map(params![e, lo, hi], |r| r.get::<_, i64>(0))?
-                            .collect::<rusqlite::Result<_>>()?;
+                        let mut rows = HashSet::new();
+                        db.query_each(span_matches, db_params![e, lo, hi], |r| {
+                            rows.insert(r.get::<i64>(0)?);
+                            Ok(true)
+                        })?;
                         matched_in_span.insert(e.to_string(), rows);
                     }
                     return Ok(matched_in_span.get(e).is_some_and(|m| m.contains(&rid)));
                 }
-                Ok(row_matches
-                    .query_row(params![e, rid], |_| Ok(()))
-                    .optional()?
+                Ok(db
+                    .query_opt(row_matches, db_params![e, rid], |_| Ok(()))?
                     .is_some())
             };
             coverage(memory, &q.phrase_contexts, Some(&mut matches))?
@@ -519,15 +518,15 @@ pub fn word_matches(conn: &Connection, q: &Query) -> Result<WordMatches> {
 /// query in meaning (narrowed to a context, only the context's memories are candidates, and
 /// the meaning only adds to their relevance), each with its similarity.
 pub fn candidates_from(
-    conn: &Connection,
+    db: Db<'_>,
     q: &Query,
     WordMatches(mut out): WordMatches,
 ) -> Result<Vec<Candidate>> {
     if q.context.is_none() {
-        let mut load = load_statement(conn)?;
+        let load = load_statement();
         let read: HashSet<i64> = out.iter().map(|c| c.rid).collect();
         for n in q.semantic.iter().filter(|n| !read.contains(&n.doc)) {
-            if let Some(mut c) = load_candidate(&mut load, q, n.doc, None, ContextMatch::None)? {
+            if let Some(mut c) = load_candidate(db, &load, q, n.doc, None, ContextMatch::None)? {
                 c.coverage = coverage(&c.memory, &q.phrase_contexts, None)?;
                 out.push(c);
             }
@@ -652,13 +651,13 @@ pub struct Ranked {
 }
 
 /// Candidates scored, filtered and ordered best first.
-pub fn ranked(conn: &Connection, q: &Query, now: i64) -> Result<Ranked> {
-    ranked_from(conn, q, word_matches(conn, q)?, now)
+pub fn ranked(db: Db<'_>, q: &Query, now: i64) -> Result<Ranked> {
+    ranked_from(db, q, word_matches(db, q)?, now)
 }
 
 /// [`ranked`], given what the query's words matched.
-fn ranked_from(conn: &Connection, q: &Query, found: WordMatches, now: i64) -> Result<Ranked> {
-    let cands = candidates_from(conn, q, found)?;
+fn ranked_from(db: Db<'_>, q: &Query, found: WordMatches, now: i64) -> Result<Ranked> {
+    let cands = candidates_from(db, q, found)?;
     let matched = cands.len();
     let best = cands
         .iter()
@@ -735,17 +734,12 @@ fn describe(q: &Query) -> String {
 
 /// `memory_recall` on a read connection, given what the query's words matched (read by
 /// [`word_matches`] with the same query, its meaning aside).
-pub fn recall(
-    conn: &Connection,
-    q: &Query,
-    found: WordMatches,
-    now: i64,
-) -> Result<MemoryRecallResponse> {
+pub fn recall(db: Db<'_>, q: &Query, found: WordMatches, now: i64) -> Result<MemoryRecallResponse> {
     let Ranked {
         mut scored,
         matched,
         reason,
-    } = ranked_from(conn, q, found, now)?;
+    } = ranked_from(db, q, found, now)?;
     scored.truncate(q.limit);
     Ok(MemoryRecallResponse {
         items: scored
@@ -767,8 +761,8 @@ pub fn recall(
 }
 
 /// What a query forget removes: every memory over [`FORGET_MIN_RELEVANCE`], with its rid.
-pub fn matching(conn: &Connection, q: &Query, now: i64) -> Result<Vec<(i64, Memory)>> {
-    Ok(ranked(conn, q, now)?
+pub fn matching(db: Db<'_>, q: &Query, now: i64) -> Result<Vec<(i64, Memory)>> {
+    Ok(ranked(db, q, now)?
         .scored
         .into_iter()
         .map(|(c, _)| (c.rid, c.memory))

@@ -21,7 +21,6 @@ use moss_client::memory::{
     MemoryEventRequest, MemoryEventResponse, MemorySourcesRequest, MemorySourcesResponse,
     MemorySourcesRunRequest, SourceStatus,
 };
-use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
@@ -501,27 +500,26 @@ impl Memories {
         self.store
             .writer
             .run(move |ctx| {
+                let db = ctx.db();
                 let mut rids = Vec::new();
                 for id in &forgets {
-                    let rid: Option<i64> = ctx
-                        .prepare_cached(
-                            "SELECT rid FROM memories WHERE id = ?1 AND workspace = ?2
+                    let rid: Option<i64> = db.query_opt(
+                        "SELECT rid FROM memories WHERE id = ?1 AND workspace = ?2
                                AND (session = '' OR session = ?3)",
-                        )?
-                        .query_row(params![id, ws, session], |r| r.get(0))
-                        .optional()?;
+                        crate::db_params![id, &ws, &session],
+                        |r| r.get(0),
+                    )?;
                     rids.extend(rid);
                 }
-                delete_rids(ctx, &rids)?;
+                delete_rids(db, &rids)?;
                 if body {
-                    let rids: Vec<i64> = ctx
-                        .prepare_cached(
-                            "SELECT rid FROM memories WHERE workspace = ?1 AND source = ?2
+                    let rids: Vec<i64> = db.query_map(
+                        "SELECT rid FROM memories WHERE workspace = ?1 AND source = ?2
                                AND source_root = ?3 AND from_handler = 0 AND session = ''",
-                        )?
-                        .query_map(params![ws, name, root_key], |r| r.get(0))?
-                        .collect::<rusqlite::Result<_>>()?;
-                    delete_rids(ctx, &rids)?;
+                        crate::db_params![&ws, &name, &root_key],
+                        |r| r.get(0),
+                    )?;
+                    delete_rids(db, &rids)?;
                 }
                 let stored = items.len();
                 for m in &items {
@@ -530,12 +528,12 @@ impl Memories {
                 if !body {
                     return Ok(stored);
                 }
-                let n: i64 = ctx
-                    .prepare_cached(
-                        "SELECT count(*) FROM memories WHERE workspace = ?1 AND source = ?2
+                let n: i64 = db.query_one(
+                    "SELECT count(*) FROM memories WHERE workspace = ?1 AND source = ?2
                            AND source_root = ?3 AND from_handler = 0 AND session = ''",
-                    )?
-                    .query_row(params![ws, name, root_key], |r| r.get(0))?;
+                    crate::db_params![&ws, &name, &root_key],
+                    |r| r.get(0),
+                )?;
                 Ok(n as usize)
             })
             .await
@@ -547,11 +545,11 @@ impl Memories {
         self.store
             .writer
             .run(move |ctx| {
-                ctx.prepare_cached(
+                ctx.db().execute(
                     "INSERT INTO memory_projects(workspace, root, last_run_at) VALUES (?1, ?2, ?3)
                      ON CONFLICT(workspace, root) DO UPDATE SET last_run_at = excluded.last_run_at",
-                )?
-                .execute(params![ws, root, now()])?;
+                    crate::db_params![&ws, &root, now()],
+                )?;
                 Ok(())
             })
             .await
@@ -568,16 +566,13 @@ impl Memories {
         let projects = self
             .store
             .readers
-            .run(|conn| {
-                Ok(conn
-                    .prepare(
-                        "SELECT workspace, root FROM memory_projects
+            .run_db(|db| {
+                Ok(db.query_map(
+                    "SELECT workspace, root FROM memory_projects
                          ORDER BY last_run_at DESC LIMIT ?1",
-                    )?
-                    .query_map([MAX_PROJECTS_AT_START as i64], |r| {
-                        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()?)
+                    crate::db_params![MAX_PROJECTS_AT_START as i64],
+                    |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?)),
+                )?)
             })
             .await
             .unwrap_or_default();

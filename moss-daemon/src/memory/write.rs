@@ -4,12 +4,13 @@
 //! memories with their context rows.
 
 use moss_client::memory::*;
-use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 use super::{MEMORY_COLUMNS, NewMemory, basename, memory_from_row, norm_context};
+use crate::db_params;
 use crate::error::Result;
 use crate::json_field::parse_json;
+use crate::store::engine::Db;
 use crate::store::{WriteCtx, now};
 use crate::tags;
 
@@ -130,7 +131,7 @@ fn context_keys(norm_contexts: &[String]) -> Vec<&str> {
 pub fn upsert(ctx: &WriteCtx, m: &NewMemory) -> Result<(Memory, bool, Vec<String>)> {
     let w = write(ctx, m, &m.prepare())?;
     if !w.created {
-        return Ok((load_rid(ctx, w.rid)?, false, w.changed));
+        return Ok((load_rid(ctx.db(), w.rid)?, false, w.changed));
     }
     let memory = Memory {
         id: w.id,
@@ -158,49 +159,59 @@ pub fn upsert(ctx: &WriteCtx, m: &NewMemory) -> Result<(Memory, bool, Vec<String
 pub fn write(ctx: &WriteCtx, m: &NewMemory, p: &Prepared) -> Result<Written> {
     let now = now();
     let seq = ctx.next_seq();
-    let existing: Option<i64> = ctx
-        .prepare_cached(
-            "SELECT rid FROM memory_contexts
+    let db = ctx.db();
+    let existing: Option<i64> = db.query_opt(
+        "SELECT rid FROM memory_contexts
              WHERE workspace = ?1 AND context = ?2 AND session = ?3 AND identity = ?4",
-        )?
-        .query_row(
-            params![m.workspace, p.first_key, m.session, p.identity],
-            |r| r.get(0),
-        )
-        .optional()?;
+        db_params![
+            &m.workspace,
+            &p.first_key,
+            &m.session,
+            p.identity.as_slice()
+        ],
+        |r| r.get(0),
+    )?;
     let Some(rid) = existing else {
-        ctx.prepare_cached(
+        let rid: i64 = db.query_one(
             "INSERT INTO memories(id, workspace, session, identity, content, contexts_json,
                contexts_text, context_count, slot, weight, tags_json, metadata_json, source, seq,
                created_at, updated_at, source_root, from_handler)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, ?16, ?17)",
-        )?
-        .execute(params![
-            p.id,
-            m.workspace,
-            m.session,
-            p.identity,
-            m.content,
-            p.contexts_json,
-            p.contexts_text,
-            m.contexts.len() as i64,
-            m.slot,
-            m.weight,
-            p.tags_json,
-            m.metadata_json,
-            m.source,
-            seq,
-            now,
-            m.source_root,
-            m.from_handler
-        ])?;
-        let rid = ctx.last_insert_rowid();
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, ?16, ?17)
+             RETURNING rid",
+            db_params![
+                &p.id,
+                &m.workspace,
+                &m.session,
+                p.identity.as_slice(),
+                &m.content,
+                &p.contexts_json,
+                &p.contexts_text,
+                m.contexts.len() as i64,
+                m.slot.as_ref(),
+                m.weight,
+                p.tags_json.as_ref(),
+                m.metadata_json.as_ref(),
+                m.source.as_ref(),
+                seq,
+                now,
+                &m.source_root,
+                m.from_handler
+            ],
+            |r| r.get(0),
+        )?;
         for (c, base) in &p.keys {
-            ctx.prepare_cached(
+            db.execute(
                 "INSERT INTO memory_contexts(workspace, context, session, identity, rid, basename)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![m.workspace, c, m.session, p.identity, rid, base])?;
+                db_params![
+                    &m.workspace,
+                    c,
+                    &m.session,
+                    p.identity.as_slice(),
+                    rid,
+                    base
+                ],
+            )?;
         }
         return Ok(Written {
             rid,
@@ -221,22 +232,23 @@ pub fn write(ctx: &WriteCtx, m: &NewMemory, p: &Prepared) -> Result<Written> {
         Option<String>,
         Option<String>,
     );
-    let (id, contexts_json, created_at, weight, old_tags, old_meta, old_source): Row = ctx
-        .prepare_cached(
+    let (id, contexts_json, created_at, weight, old_tags, old_meta, old_source): Row = db
+        .query_one(
             "SELECT id, contexts_json, created_at, weight, tags_json, metadata_json, source
              FROM memories WHERE rid = ?1",
-        )?
-        .query_row([rid], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-            ))
-        })?;
+            db_params![rid],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            },
+        )?;
     let mut changed = Vec::new();
     if weight != m.weight {
         changed.push("weight".to_string());
@@ -250,21 +262,21 @@ pub fn write(ctx: &WriteCtx, m: &NewMemory, p: &Prepared) -> Result<Written> {
     if old_source != m.source {
         changed.push("source".to_string());
     }
-    ctx.prepare_cached(
+    db.execute(
         "UPDATE memories SET weight = ?2, tags_json = ?3, metadata_json = ?4, source = ?5,
            seq = ?6, updated_at = ?7, source_root = ?8, from_handler = ?9 WHERE rid = ?1",
-    )?
-    .execute(params![
-        rid,
-        m.weight,
-        p.tags_json,
-        m.metadata_json,
-        m.source,
-        seq,
-        now,
-        m.source_root,
-        m.from_handler
-    ])?;
+        db_params![
+            rid,
+            m.weight,
+            p.tags_json.as_ref(),
+            m.metadata_json.as_ref(),
+            m.source.as_ref(),
+            seq,
+            now,
+            &m.source_root,
+            m.from_handler
+        ],
+    )?;
     Ok(Written {
         rid,
         id,
@@ -276,36 +288,35 @@ pub fn write(ctx: &WriteCtx, m: &NewMemory, p: &Prepared) -> Result<Written> {
     })
 }
 
-fn load_rid(conn: &Connection, rid: i64) -> Result<Memory> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
-        ))?
-        .query_row([rid], memory_from_row)?)
+fn load_rid(db: Db<'_>, rid: i64) -> Result<Memory> {
+    Ok(db.query_one(
+        &format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"),
+        db_params![rid],
+        memory_from_row,
+    )?)
 }
 
 /// Removes memories by rid, with their `memory_contexts` rows (found by key, not scanned).
-pub(super) fn delete_rids(ctx: &WriteCtx, rids: &[i64]) -> Result<()> {
-    for rid in rids {
+pub(super) fn delete_rids(db: Db<'_>, rids: &[i64]) -> Result<()> {
+    for &rid in rids {
         type Row = (String, String, Vec<u8>, String);
-        let row: Option<Row> = ctx
-            .prepare_cached(
-                "DELETE FROM memories WHERE rid = ?1
+        let row: Option<Row> = db.query_opt(
+            "DELETE FROM memories WHERE rid = ?1
                  RETURNING workspace, session, identity, contexts_json",
-            )?
-            .query_row([rid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-            .optional()?;
+            db_params![rid],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
         let Some((ws, session, identity, contexts_json)) = row else {
             continue;
         };
         let contexts: Vec<String> = serde_json::from_str(&contexts_json).unwrap_or_default();
         let norm: Vec<String> = contexts.iter().map(|c| norm_context(c)).collect();
         for c in context_keys(&norm) {
-            ctx.prepare_cached(
+            db.execute(
                 "DELETE FROM memory_contexts
                  WHERE workspace = ?1 AND context = ?2 AND session = ?3 AND identity = ?4",
-            )?
-            .execute(params![ws, c, session, identity])?;
+                db_params![&ws, c, &session, identity.as_slice()],
+            )?;
         }
     }
     Ok(())
@@ -346,10 +357,10 @@ mod tests {
             async move {
                 store
                     .readers
-                    .run(move |conn| {
-                        Ok(conn.query_row(
+                    .run_db(move |db| {
+                        Ok(db.query_one(
                             &format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = ?1"),
-                            [&id],
+                            db_params![&id],
                             memory_from_row,
                         )?)
                     })
@@ -409,10 +420,10 @@ mod tests {
                 for m in &cases {
                     let (mem, created, _) = upsert(ctx, m)?;
                     assert!(created, "{mem:?}");
-                    rids.push(ctx.query_row(
+                    rids.push(ctx.db().query_one(
                         "SELECT rid FROM memories WHERE id = ?1",
-                        [&mem.id],
-                        |r| r.get::<_, i64>(0),
+                        db_params![&mem.id],
+                        |r| r.get::<i64>(0),
                     )?);
                 }
                 // The same identity, its contexts in another order: an update.
@@ -433,11 +444,11 @@ mod tests {
             async move {
                 store
                     .readers
-                    .run(|conn| {
-                        Ok(conn.query_row(
+                    .run_db(|db| {
+                        Ok(db.query_one(
                             "SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM memory_contexts)",
-                            [],
-                            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                            &[],
+                            |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?)),
                         )?)
                     })
                     .await
@@ -447,7 +458,7 @@ mod tests {
         assert_eq!(count(&store).await, (4, 5));
         store
             .writer
-            .run(move |ctx| delete_rids(ctx, &rids))
+            .run(move |ctx| delete_rids(ctx.db(), &rids))
             .await
             .unwrap();
         assert_eq!(count(&store).await, (0, 0));

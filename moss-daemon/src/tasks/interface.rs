@@ -2,38 +2,43 @@
 //! reasoning family (see `reasoning::interface`) reads plans and tasks only through these
 //! functions, never through the `task_*` tables.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 
+pub use super::event_id;
+pub use super::load_item as load_item_db;
 pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
-pub use super::{event_id, load_item};
+
+use crate::db_params;
+use crate::error::Result;
+use crate::store::engine::Db;
 
 /// A task's steps in tree order (depth first), each with its positional path (`s:0.s:1`); the
 /// tree's depth shows in the path.
-pub fn steps(conn: &Connection, ws: &str, task: &str) -> Result<Vec<moss_client::tasks::Step>> {
-    Ok(super::items::load_steps(conn, ws, task)?
+pub fn steps_db(db: Db<'_>, ws: &str, task: &str) -> Result<Vec<moss_client::tasks::Step>> {
+    Ok(super::items::load_steps(db, ws, task)?
         .into_iter()
         .map(|r| r.step)
         .collect())
 }
-use crate::error::Result;
 
 /// Whether the plan or task `id` exists in workspace `ws`.
-pub fn exists(conn: &Connection, ws: &str, id: &str) -> Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM task_items WHERE workspace = ?1 AND id = ?2")?
-        .query_row(params![ws, id], |r| r.get::<_, i64>(0))
-        .optional()?
+pub fn exists_db(db: Db<'_>, ws: &str, id: &str) -> Result<bool> {
+    Ok(db
+        .query_opt(
+            "SELECT 1 FROM task_items WHERE workspace = ?1 AND id = ?2",
+            db_params![ws, id],
+            |r| r.get::<i64>(0),
+        )?
         .is_some())
 }
 
 /// The sequence number and time (ms) of the workspace's last task event, if any.
-pub fn last_event(conn: &Connection, ws: &str) -> Result<Option<(i64, i64)>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT seq, ts_ms FROM task_events WHERE workspace = ?1 ORDER BY seq DESC LIMIT 1",
-        )?
-        .query_row([ws], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?)
+pub fn last_event(db: Db<'_>, ws: &str) -> Result<Option<(i64, i64)>> {
+    Ok(db.query_opt(
+        "SELECT seq, ts_ms FROM task_events WHERE workspace = ?1 ORDER BY seq DESC LIMIT 1",
+        db_params![ws],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
 }
 
 /// Plans, tasks and steps whose title or description holds words of `words` (whole words
@@ -42,8 +47,8 @@ pub fn last_event(conn: &Connection, ws: &str) -> Result<Option<(i64, i64)>> {
 /// newest; at most `limit`. Candidates come from the family's full-text index ([`SEARCH_SOURCE`],
 /// titles weighing double; best first, at most [`CANDIDATES`], ranked among the newest
 /// [`crate::search_text::RANKED_MATCHES`] matches), and are scored on their text.
-pub fn search_hits(
-    conn: &Connection,
+pub fn search_hits_db(
+    db: Db<'_>,
     words: &[String],
     ws: Option<&str>,
     limit: i64,
@@ -83,7 +88,8 @@ pub fn search_hits(
             .filter(|w| tokens.iter().any(|t| t.starts_with(w.as_str())))
             .count()
     };
-    let mut candidates = conn.prepare_cached(
+    let newest = crate::search_text::RANKED_MATCHES;
+    let found: Vec<(String, String, String)> = db.query_map(
         "SELECT t.workspace, t.item, t.step
          FROM fts.tasks_fts AS f CROSS JOIN task_texts AS t ON t.doc = f.rowid
          WHERE f.tasks_fts MATCH ?1 AND (?2 IS NULL OR t.workspace = ?2)
@@ -93,21 +99,8 @@ pub fn search_hits(
              WHERE nf.tasks_fts MATCH ?1 AND (?2 IS NULL OR nt.workspace = ?2)
              ORDER BY nf.rowid DESC LIMIT 1 OFFSET ?4), 0)
          ORDER BY bm25(tasks_fts, 2.0, 1.0), f.rowid DESC LIMIT ?3",
-    )?;
-    let newest = crate::search_text::RANKED_MATCHES;
-    let found: Vec<(String, String, String)> = candidates
-        .query_map(rusqlite::params![expr, ws, CANDIDATES, newest - 1], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut item = conn.prepare_cached(
-        "SELECT kind, title, COALESCE(description, ''), updated_at_ms FROM task_items
-         WHERE workspace = ?1 AND id = ?2",
-    )?;
-    let mut step = conn.prepare_cached(
-        "SELECT s.title, i.updated_at_ms
-         FROM task_steps AS s JOIN task_items AS i ON i.workspace = s.workspace AND i.id = s.task
-         WHERE s.workspace = ?1 AND s.task = ?2 AND s.step_id = ?3",
+        db_params![&expr, ws, CANDIDATES, newest - 1],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )?;
     let mut hits: Vec<(i64, i64, FamilyHit)> = Vec::new();
     for (workspace, id, step_id) in found {
@@ -116,16 +109,19 @@ pub fn search_hits(
             serde_json::json!({"workspace": workspace, "task": id}),
         );
         if step_id.is_empty() {
-            let Some((kind, title, description, at)) = item
-                .query_row(params![workspace, id], |r| {
+            let Some((kind, title, description, at)) = db.query_opt(
+                "SELECT kind, title, COALESCE(description, ''), updated_at_ms FROM task_items
+         WHERE workspace = ?1 AND id = ?2",
+                db_params![&workspace, &id],
+                |r| {
                     Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, i64>(3)?,
+                        r.get::<String>(0)?,
+                        r.get::<String>(1)?,
+                        r.get::<String>(2)?,
+                        r.get::<i64>(3)?,
                     ))
-                })
-                .optional()?
+                },
+            )?
             else {
                 continue;
             };
@@ -152,11 +148,13 @@ pub fn search_hits(
                 },
             ));
         } else {
-            let Some((title, at)) = step
-                .query_row(params![workspace, id, step_id], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-                })
-                .optional()?
+            let Some((title, at)) = db.query_opt(
+                "SELECT s.title, i.updated_at_ms
+         FROM task_steps AS s JOIN task_items AS i ON i.workspace = s.workspace AND i.id = s.task
+         WHERE s.workspace = ?1 AND s.task = ?2 AND s.step_id = ?3",
+                db_params![&workspace, &id, &step_id],
+                |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?)),
+            )?
             else {
                 continue;
             };
@@ -187,20 +185,19 @@ pub fn search_hits(
 /// The plans, tasks and steps of `near` (the embedding index's documents, best first) that
 /// still exist, as hits, each with its match: a plan's or task's snippet is the passage of its
 /// description that matched (its title when that is all it has), a step's its title.
-pub fn near_hits(
-    conn: &Connection,
+pub fn near_hits_db(
+    db: Db<'_>,
     near: &[crate::store::semantic::Near],
 ) -> Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
     use crate::search_text::{FamilyHit, SNIPPET_CHARS, render_snippet};
-    let mut stmt = conn.prepare_cached(
-        "SELECT t.workspace, t.item, t.step, t.title, t.body, i.kind
-         FROM task_texts AS t JOIN task_items AS i ON i.workspace = t.workspace AND i.id = t.item
-         WHERE t.doc = ?1",
-    )?;
     let mut out = Vec::with_capacity(near.len());
     for n in near {
-        let hit = stmt
-            .query_row([n.doc], |r| {
+        let hit = db.query_opt(
+            "SELECT t.workspace, t.item, t.step, t.title, t.body, i.kind
+         FROM task_texts AS t JOIN task_items AS i ON i.workspace = t.workspace AND i.id = t.item
+         WHERE t.doc = ?1",
+            db_params![n.doc],
+            |r| {
                 let workspace: String = r.get(0)?;
                 let item: String = r.get(1)?;
                 let step: String = r.get(2)?;
@@ -226,8 +223,8 @@ pub fn near_hits(
                     workspace,
                     explain: None,
                 })
-            })
-            .optional()?;
+            },
+        )?;
         out.extend(hit.map(|h| (h, *n)));
     }
     Ok(out)
@@ -237,61 +234,114 @@ pub fn near_hits(
 pub const CANDIDATES: i64 = 500;
 
 /// The workspace's focused plan or task, if any.
-pub fn focus(conn: &Connection, ws: &str) -> Result<Option<String>> {
-    Ok(conn
-        .prepare_cached("SELECT task FROM task_focus WHERE workspace = ?1")?
-        .query_row([ws], |r| r.get(0))
-        .optional()?)
+pub fn focus_db(db: Db<'_>, ws: &str) -> Result<Option<String>> {
+    Ok(db.query_opt(
+        "SELECT task FROM task_focus WHERE workspace = ?1",
+        db_params![ws],
+        |r| r.get(0),
+    )?)
 }
 
 /// The plans and tasks of workspace `ws` changed last, newest first, at most `limit`; only
 /// the open ones (a step left, or no steps) when `open_only`.
+pub fn recent_db(
+    db: Db<'_>,
+    ws: &str,
+    limit: i64,
+    open_only: bool,
+) -> Result<Vec<(i64, moss_client::moss::ContextItem)>> {
+    let mut out = Vec::new();
+    // Read as they come: the read stops once `limit` are kept.
+    db.query_each(
+        "SELECT i.id, i.kind, i.title, i.updated_at_ms,
+           (SELECT COUNT(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id),
+           (SELECT COUNT(*) FROM task_steps s
+            WHERE s.workspace = i.workspace AND s.task = i.id AND s.done = 1)
+         FROM task_items AS i WHERE i.workspace = ?1 ORDER BY i.seq DESC LIMIT ?2",
+        db_params![ws, limit * 4],
+        |r| {
+            let id = r.get::<String>(0)?;
+            let kind = r.get::<String>(1)?;
+            let title = r.get::<String>(2)?;
+            let at = r.get::<i64>(3)?;
+            let total = r.get::<i64>(4)?;
+            let done = r.get::<i64>(5)?;
+            if open_only && total > 0 && done == total {
+                return Ok(true);
+            }
+            out.push((
+                at,
+                moss_client::moss::ContextItem {
+                    kind,
+                    title,
+                    text: Some(format!("{done}/{total} steps done")),
+                    updated_at: crate::time::rfc3339_ms(at),
+                    open: moss_client::moss::Open {
+                        tool: "tasks_radar".into(),
+                        arguments: serde_json::json!({ "workspace": ws, "task": id }),
+                    },
+                    id,
+                },
+            ));
+            Ok((out.len() as i64) < limit)
+        },
+    )?;
+    Ok(out)
+}
+
+// The SQLite-only forms of the reads other families make, for their code that still holds a
+// `rusqlite::Connection` (`moss::search` takes `near_hits` as a `fn(&Connection, ..)`): each
+// is its `_db` function on that connection. They go once every caller passes a `Db`.
+
+/// [`steps_db`] on a SQLite connection.
+pub fn steps(conn: &Connection, ws: &str, task: &str) -> Result<Vec<moss_client::tasks::Step>> {
+    steps_db(Db::Sqlite(conn), ws, task)
+}
+
+/// [`exists_db`] on a SQLite connection.
+pub fn exists(conn: &Connection, ws: &str, id: &str) -> Result<bool> {
+    exists_db(Db::Sqlite(conn), ws, id)
+}
+
+/// [`load_item_db`] on a SQLite connection.
+pub fn load_item(
+    conn: &Connection,
+    ws: &str,
+    id: &str,
+) -> Result<Option<moss_client::tasks::TaskItem>> {
+    load_item_db(Db::Sqlite(conn), ws, id)
+}
+
+/// [`search_hits_db`] on a SQLite connection.
+pub fn search_hits(
+    conn: &Connection,
+    words: &[String],
+    ws: Option<&str>,
+    limit: i64,
+    every_word: bool,
+) -> Result<Vec<crate::search_text::FamilyHit>> {
+    search_hits_db(Db::Sqlite(conn), words, ws, limit, every_word)
+}
+
+/// [`near_hits_db`] on a SQLite connection.
+pub fn near_hits(
+    conn: &Connection,
+    near: &[crate::store::semantic::Near],
+) -> Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
+    near_hits_db(Db::Sqlite(conn), near)
+}
+
+/// [`focus_db`] on a SQLite connection.
+pub fn focus(conn: &Connection, ws: &str) -> Result<Option<String>> {
+    focus_db(Db::Sqlite(conn), ws)
+}
+
+/// [`recent_db`] on a SQLite connection.
 pub fn recent(
     conn: &Connection,
     ws: &str,
     limit: i64,
     open_only: bool,
 ) -> Result<Vec<(i64, moss_client::moss::ContextItem)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT i.id, i.kind, i.title, i.updated_at_ms,
-           (SELECT COUNT(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id),
-           (SELECT COUNT(*) FROM task_steps s
-            WHERE s.workspace = i.workspace AND s.task = i.id AND s.done = 1)
-         FROM task_items AS i WHERE i.workspace = ?1 ORDER BY i.seq DESC LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(params![ws, limit * 4], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, i64>(3)?,
-            r.get::<_, i64>(4)?,
-            r.get::<_, i64>(5)?,
-        ))
-    })?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (id, kind, title, at, total, done) = row?;
-        if open_only && total > 0 && done == total {
-            continue;
-        }
-        out.push((
-            at,
-            moss_client::moss::ContextItem {
-                kind,
-                title,
-                text: Some(format!("{done}/{total} steps done")),
-                updated_at: crate::time::rfc3339_ms(at),
-                open: moss_client::moss::Open {
-                    tool: "tasks_radar".into(),
-                    arguments: serde_json::json!({ "workspace": ws, "task": id }),
-                },
-                id,
-            },
-        ));
-        if out.len() as i64 >= limit {
-            break;
-        }
-    }
-    Ok(out)
+    recent_db(Db::Sqlite(conn), ws, limit, open_only)
 }

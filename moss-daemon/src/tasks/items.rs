@@ -6,12 +6,13 @@ use std::collections::HashMap;
 
 use moss_client::ErrorCode;
 use moss_client::tasks::*;
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
+use crate::db_params;
 use crate::error::{Error, Result, suggest};
 use crate::json_field::parse_json;
 use crate::reasoning::interface::refs;
+use crate::store::engine::{Db, DbError, Row};
 
 /// The event id of a sequence number.
 pub fn event_id(seq: i64) -> String {
@@ -39,15 +40,14 @@ pub(super) struct StepRow {
 }
 
 /// Loads a step tree in order, with each step's positional path.
-pub(super) fn load_steps(conn: &Connection, ws: &str, task: &str) -> Result<Vec<StepRow>> {
-    let mut stmt = conn.prepare_cached(
+pub(super) fn load_steps(db: Db<'_>, ws: &str, task: &str) -> Result<Vec<StepRow>> {
+    let rows: Vec<StepRow> = db.query_map(
         "SELECT step_id, parent_step, ordinal, title, criteria_json, tests_json, blockers_json,
            criteria_confirmed, tests_confirmed, done
          FROM task_steps WHERE workspace = ?1 AND task = ?2",
-    )?;
-    let rows: Vec<StepRow> = stmt
-        .query_map(params![ws, task], |r| {
-            let list = |i: usize| -> rusqlite::Result<Vec<String>> {
+        db_params![ws, task],
+        |r| {
+            let list = |i: usize| -> Result<Vec<String>, DbError> {
                 let s: String = r.get(i)?;
                 Ok(serde_json::from_str(&s).unwrap_or_default())
             };
@@ -61,7 +61,7 @@ pub(super) fn load_steps(conn: &Connection, ws: &str, task: &str) -> Result<Vec<
                     blockers: list(6)?,
                     criteria_confirmed: r.get(7)?,
                     tests_confirmed: r.get(8)?,
-                    status: if r.get::<_, bool>(9)? {
+                    status: if r.get::<bool>(9)? {
                         "done".into()
                     } else {
                         "open".into()
@@ -70,8 +70,8 @@ pub(super) fn load_steps(conn: &Connection, ws: &str, task: &str) -> Result<Vec<
                 parent: r.get(1)?,
                 ordinal: r.get(2)?,
             })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+        },
+    )?;
     let mut children: HashMap<Option<String>, Vec<StepRow>> = HashMap::new();
     for row in rows {
         children.entry(row.parent.clone()).or_default().push(row);
@@ -106,21 +106,20 @@ pub(super) fn load_steps(conn: &Connection, ws: &str, task: &str) -> Result<Vec<
 }
 
 /// A plan or task with its step counts, `None` if it does not exist.
-pub fn load_item(conn: &Connection, ws: &str, id: &str) -> Result<Option<TaskItem>> {
-    let item = conn
-        .prepare_cached(
-            "SELECT id, kind, parent, title, description, contract, contract_json, revision,
+pub fn load_item(db: Db<'_>, ws: &str, id: &str) -> Result<Option<TaskItem>> {
+    let item = db.query_opt(
+        "SELECT id, kind, parent, title, description, contract, contract_json, revision,
                created_at_ms, updated_at_ms, seq,
                (SELECT count(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id),
-               (SELECT count(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id AND s.done)
+               (SELECT count(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id AND s.done != 0)
              FROM task_items i WHERE workspace = ?1 AND id = ?2",
-        )?
-        .query_row(params![ws, id], item_from_row)
-        .optional()?;
+        db_params![ws, id],
+        item_from_row,
+    )?;
     Ok(item)
 }
 
-pub(super) fn item_from_row(r: &rusqlite::Row) -> rusqlite::Result<TaskItem> {
+pub(super) fn item_from_row(r: &Row<'_>) -> Result<TaskItem, DbError> {
     let total: i64 = r.get(11)?;
     let done: i64 = r.get(12)?;
     Ok(TaskItem {
@@ -146,14 +145,9 @@ pub(super) fn item_from_row(r: &rusqlite::Row) -> rusqlite::Result<TaskItem> {
 }
 
 /// The item, or `NOT_FOUND` suggesting `tasks_context`.
-pub(super) fn existing_item(
-    conn: &Connection,
-    ws: &str,
-    field: &str,
-    id: &str,
-) -> Result<TaskItem> {
+pub(super) fn existing_item(db: Db<'_>, ws: &str, field: &str, id: &str) -> Result<TaskItem> {
     let (_, id) = refs::target_id(field, id)?;
-    load_item(conn, ws, &id)?.ok_or_else(|| {
+    load_item(db, ws, &id)?.ok_or_else(|| {
         suggest(
             Error::not_found(format!("no plan or task {id} in workspace {ws:?}"))
                 .with_details(json!({ "field": field, "task": id })),
@@ -226,11 +220,12 @@ pub(super) fn pick_step<'a>(
     })
 }
 
-pub(super) fn focus_of(conn: &Connection, ws: &str) -> Result<Option<String>> {
-    Ok(conn
-        .prepare_cached("SELECT task FROM task_focus WHERE workspace = ?1")?
-        .query_row([ws], |r| r.get(0))
-        .optional()?)
+pub(super) fn focus_of(db: Db<'_>, ws: &str) -> Result<Option<String>> {
+    Ok(db.query_opt(
+        "SELECT task FROM task_focus WHERE workspace = ?1",
+        db_params![ws],
+        |r| r.get(0),
+    )?)
 }
 
 #[cfg(test)]

@@ -5,13 +5,13 @@
 use moss_client::ErrorCode;
 use moss_client::reasoning::ReasoningRef;
 use moss_client::tasks::*;
-use rusqlite::params;
 use serde_json::{Value, json};
 
 use super::items::{
     StepRow, check_revision, event_id, existing_item, load_item, load_steps, pick_step,
 };
 use super::{MAX_LIST, MAX_LIST_ITEM_CHARS, MAX_NEW_STEPS, MAX_STEPS, MAX_TEXT_CHARS, Tasks};
+use crate::db_params;
 use crate::error::{Error, Result, suggest};
 use crate::json_field::object_json;
 use crate::reasoning::interface::docs::{NewEntry, insert_entry};
@@ -135,11 +135,12 @@ fn project(
 /// Records a mutation: revision, event, trace entry and graph projection.
 fn commit(ctx: &WriteCtx, ws: &str, item_id: &str, change: Change) -> Result<TaskMutation> {
     let ts_ms = now_ms();
-    ctx.prepare_cached(
+    let db = ctx.db();
+    db.execute(
         "UPDATE task_items SET revision = revision + 1, updated_at_ms = ?3 WHERE workspace = ?1 AND id = ?2",
-    )?
-    .execute(params![ws, item_id, ts_ms])?;
-    let item = load_item(ctx, ws, item_id)?.expect("the item was just updated");
+        db_params![ws, item_id, ts_ms],
+    )?;
+    let item = load_item(db, ws, item_id)?.expect("the item was just updated");
     let seq = ctx.next_seq();
     let event = TaskEvent {
         event_id: event_id(seq),
@@ -150,22 +151,22 @@ fn commit(ctx: &WriteCtx, ws: &str, item_id: &str, change: Change) -> Result<Tas
         event_type: change.event_type.into(),
         payload: change.payload,
     };
-    ctx.prepare_cached(
+    db.execute(
         "INSERT INTO task_events(seq, workspace, ts_ms, task_id, path, type, payload_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?
-    .execute(params![
-        seq,
-        ws,
-        ts_ms,
-        event.task_id,
-        event.path,
-        event.event_type,
-        event.payload.to_string()
-    ])?;
+        db_params![
+            seq,
+            ws,
+            ts_ms,
+            &event.task_id,
+            event.path.as_ref(),
+            &event.event_type,
+            &event.payload.to_string()
+        ],
+    )?;
     let r = refs::reasoning_ref(&item.kind, &item.id);
     ingest(ctx, ws, &r, &event)?;
-    let all = load_steps(ctx, ws, &item.id)?;
+    let all = load_steps(db, ws, &item.id)?;
     project(ctx, ws, &r, &item, &all)?;
     let steps = all
         .into_iter()
@@ -188,11 +189,12 @@ fn add_steps(
     parent: Option<&str>,
     steps: &[(String, String, String)],
 ) -> Result<Vec<String>> {
-    let (count, next_ordinal): (i64, i64) = ctx.query_row(
+    let db = ctx.db();
+    let (count, next_ordinal): (i64, i64) = db.query_one(
         "SELECT (SELECT count(*) FROM task_steps WHERE workspace = ?1 AND task = ?2),
                 (SELECT coalesce(max(ordinal), -1) + 1 FROM task_steps WHERE workspace = ?1 AND task = ?2
-                   AND parent_step IS ?3)",
-        params![ws, task, parent],
+                   AND parent_step IS NOT DISTINCT FROM ?3)",
+        db_params![ws, task, parent],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
     if count + steps.len() as i64 > MAX_STEPS {
@@ -204,11 +206,11 @@ fn add_steps(
     let mut ids = Vec::new();
     for (i, (title, criteria, tests)) in steps.iter().enumerate() {
         let id = format!("STEP-{:04}", count + i as i64 + 1);
-        ctx.prepare_cached(
+        db.execute(
             "INSERT INTO task_steps(workspace, task, step_id, parent_step, ordinal, title, criteria_json,
                tests_json, blockers_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '[]')",
-        )?
-        .execute(params![ws, task, id, parent, next_ordinal + i as i64, title, criteria, tests])?;
+            db_params![ws, task, &id, parent, next_ordinal + i as i64, title, criteria, tests],
+        )?;
         ids.push(id);
     }
     Ok(ids)
@@ -263,9 +265,9 @@ impl Tasks {
         self.store
             .writer
             .run(move |ctx| {
-                let item = existing_item(ctx, &ws, "task", &id)?;
+                let item = existing_item(ctx.db(), &ws, "task", &id)?;
                 check_revision(&item, expected)?;
-                let steps = load_steps(ctx, &ws, &item.id)?;
+                let steps = load_steps(ctx.db(), &ws, &item.id)?;
                 let change = f(ctx, &ws, &item, &steps)?;
                 commit(ctx, &ws, &item.id, change)
             })
@@ -324,27 +326,40 @@ impl Tasks {
         self.store
             .writer
             .run(move |ctx| {
+                let db = ctx.db();
                 if let Some(p) = &parent {
-                    existing_item(ctx, &ws, "parent", p)?;
+                    existing_item(db, &ws, "parent", p)?;
                 }
                 let prefix = if kind == "plan" { "PLAN" } else { "TASK" };
-                let n: i64 = ctx.query_row(
+                let n: i64 = db.query_one(
                     "INSERT INTO task_counters(workspace, kind, last) VALUES (?1, ?2, 1)
-                     ON CONFLICT(workspace, kind) DO UPDATE SET last = last + 1 RETURNING last",
-                    params![ws, kind],
+                     ON CONFLICT(workspace, kind) DO UPDATE SET last = task_counters.last + 1 RETURNING last",
+                    db_params![&ws, kind],
                     |r| r.get(0),
                 )?;
                 let id = format!("{prefix}-{n:03}");
                 let seq = ctx.next_seq();
                 let ts_ms = now_ms();
-                ctx.prepare_cached(
+                db.execute(
                     "INSERT INTO task_items(workspace, id, kind, parent, title, description, contract,
                        contract_json, revision, seq, created_at_ms, updated_at_ms)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?9, ?10, ?10)",
-                )?
-                .execute(params![ws, id, kind, parent, title, description, contract, contract_json, seq, ts_ms])?;
+                    db_params![
+                        &ws,
+                        &id,
+                        kind,
+                        parent.as_ref(),
+                        &title,
+                        description.as_ref(),
+                        contract.as_ref(),
+                        contract_json.as_ref(),
+                        seq,
+                        ts_ms
+                    ],
+                )?;
                 let r = refs::reasoning_ref(kind, &id);
-                refs::ensure_branch(ctx, &ws, &r.branch, seq, ts_ms)?;
+                // The reasoning family's `ensure_branch` still takes SQLite's connection.
+                refs::ensure_branch(ctx.conn(), &ws, &r.branch, seq, ts_ms)?;
                 let ids = add_steps(ctx, &ws, &id, None, &steps)?;
                 commit(
                     ctx,
@@ -428,7 +443,7 @@ impl Tasks {
         let (step_id, path) = (req.step_id.clone(), req.path.clone());
         self.mutate(&req.workspace, &req.task, req.expected_revision, move |ctx, ws, item, all| {
             let s = pick_step(ws, item, all, step_id.as_deref(), path.as_deref())?;
-            ctx.prepare_cached(
+            ctx.db().execute(
                 "UPDATE task_steps SET title = coalesce(?4, title),
                    criteria_json = coalesce(?5, criteria_json),
                    criteria_confirmed = CASE WHEN ?5 IS NULL THEN criteria_confirmed ELSE 0 END,
@@ -436,8 +451,16 @@ impl Tasks {
                    tests_confirmed = CASE WHEN ?6 IS NULL THEN tests_confirmed ELSE 0 END,
                    blockers_json = coalesce(?7, blockers_json)
                  WHERE workspace = ?1 AND task = ?2 AND step_id = ?3",
-            )?
-            .execute(params![ws, item.id, s.step.step_id, new_title, criteria, tests, blockers])?;
+                db_params![
+                    ws,
+                    &item.id,
+                    &s.step.step_id,
+                    new_title.as_ref(),
+                    criteria.as_ref(),
+                    tests.as_ref(),
+                    blockers.as_ref()
+                ],
+            )?;
             Ok(Change {
                 event_type: "step_defined",
                 path: Some(s.step.path.clone()),
@@ -501,18 +524,18 @@ impl Tasks {
             req.expected_revision,
             move |ctx, ws, item, all| {
                 let s = pick_step(ws, item, all, step_id.as_deref(), path.as_deref())?;
-                ctx.prepare_cached(
+                ctx.db().execute(
                     "UPDATE task_steps SET criteria_confirmed = coalesce(?4, criteria_confirmed),
                    tests_confirmed = coalesce(?5, tests_confirmed)
                  WHERE workspace = ?1 AND task = ?2 AND step_id = ?3",
-                )?
-                .execute(params![
-                    ws,
-                    item.id,
-                    s.step.step_id,
-                    cp.criteria.map(|c| c.confirmed),
-                    cp.tests.map(|c| c.confirmed)
-                ])?;
+                    db_params![
+                        ws,
+                        &item.id,
+                        &s.step.step_id,
+                        cp.criteria.map(|c| c.confirmed),
+                        cp.tests.map(|c| c.confirmed)
+                    ],
+                )?;
                 Ok(Change {
                     event_type: "step_verified",
                     path: Some(s.step.path.clone()),
@@ -576,10 +599,10 @@ impl Tasks {
                 )
                 .with_details(json!({ "field": "step_id", "open_steps": open_children })));
             }
-            ctx.prepare_cached(
+            ctx.db().execute(
                 "UPDATE task_steps SET done = 1, done_at_ms = ?4 WHERE workspace = ?1 AND task = ?2 AND step_id = ?3",
-            )?
-            .execute(params![ws, item.id, s.step.step_id, now_ms()])?;
+                db_params![ws, &item.id, &s.step.step_id, now_ms()],
+            )?;
             Ok(Change {
                 event_type: "step_done",
                 path: Some(s.step.path.clone()),
@@ -624,11 +647,11 @@ impl Tasks {
             move |ctx, ws, item, _| {
                 let set = |col: &str, v: &Option<Option<String>>| -> Result<()> {
                     if let Some(v) = v {
-                        ctx.execute(
+                        ctx.db().execute(
                             &format!(
                                 "UPDATE task_items SET {col} = ?3 WHERE workspace = ?1 AND id = ?2"
                             ),
-                            params![ws, item.id, v],
+                            db_params![ws, &item.id, v.as_ref()],
                         )?;
                     }
                     Ok(())
@@ -704,11 +727,11 @@ mod tests {
         let id = m.event.event_id.clone();
         let count: i64 = store
             .readers
-            .run(move |conn| {
-                Ok(conn.query_row(
+            .run_db(move |db| {
+                Ok(db.query_one(
                     "SELECT count(*) FROM reasoning_entries WHERE workspace = 'w' AND branch = ?1
                        AND doc = ?2 AND source_event_id = ?3",
-                    params![r.branch, r.trace_doc, id],
+                    db_params![&r.branch, &r.trace_doc, &id],
                     |row| row.get(0),
                 )?)
             })

@@ -3,19 +3,20 @@
 
 use moss_client::reasoning::Budget;
 use moss_client::tasks::*;
-use rusqlite::params;
 use serde_json::{Value, json};
 
 use super::Tasks;
 use super::items::{event_id, event_seq, existing_item, focus_of, item_from_row, load_steps};
 use crate::budget::blank_budget;
 use crate::budget::{Fit, cut_text};
+use crate::db_params;
 use crate::error::{Error, Result, suggest};
 use crate::json_field::parse_json;
 use crate::page::limit;
 use crate::read::Read;
 use crate::reasoning::interface::docs::{keep_page, page_of};
 use crate::reasoning::interface::refs::{self, ALL};
+use crate::store::engine::Db;
 
 impl Fit for TasksContextResponse {
     fn units(&self) -> usize {
@@ -93,20 +94,19 @@ impl Tasks {
     pub async fn context(&self, req: TasksContextRequest) -> Result<TasksContextResponse> {
         let read = Read::new(self.config.output_max_chars, &req)?;
         let (limit, cursor) = read.page(req.limit, req.cursor, 50, 200)?;
-        read.run(&self.store, move |conn, ws| {
-            let items: Vec<TaskItem> = conn
-                .prepare_cached(
-                    "SELECT id, kind, parent, title, description, contract, contract_json, revision,
+        read.run_db(&self.store, move |db, ws| {
+            let items: Vec<TaskItem> = db.query_map(
+                "SELECT id, kind, parent, title, description, contract, contract_json, revision,
                        created_at_ms, updated_at_ms, seq,
                        (SELECT count(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id),
-                       (SELECT count(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id AND s.done)
+                       (SELECT count(*) FROM task_steps s WHERE s.workspace = i.workspace AND s.task = i.id AND s.done != 0)
                      FROM task_items i WHERE workspace = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3",
-                )?
-                .query_map(params![ws, cursor.unwrap_or(ALL), limit + 1], item_from_row)?
-                .collect::<rusqlite::Result<_>>()?;
+                db_params![&ws, cursor.unwrap_or(ALL), limit + 1],
+                item_from_row,
+            )?;
             let (items, pagination) = page_of(items, cursor, limit, |i| i.seq);
             Ok(TasksContextResponse {
-                focus: focus_of(conn, &ws)?,
+                focus: focus_of(db, &ws)?,
                 workspace: ws,
                 pagination,
                 items,
@@ -128,13 +128,12 @@ impl Tasks {
             .filter(|s| !s.is_empty())
             .map(|s| event_seq("since", s))
             .transpose()?;
-        read.run(&self.store, move |conn, ws| {
-            let mut events: Vec<TaskEvent> = conn
-                .prepare_cached(
-                    "SELECT seq, ts_ms, task_id, path, type, payload_json FROM task_events
+        read.run_db(&self.store, move |db, ws| {
+            let mut events: Vec<TaskEvent> = db.query_map(
+                "SELECT seq, ts_ms, task_id, path, type, payload_json FROM task_events
                      WHERE workspace = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-                )?
-                .query_map(params![ws, since.unwrap_or(0), limit + 1], |r| {
+                db_params![&ws, since.unwrap_or(0), limit + 1],
+                |r| {
                     let ts_ms: i64 = r.get(1)?;
                     Ok(TaskEvent {
                         event_id: event_id(r.get(0)?),
@@ -145,8 +144,8 @@ impl Tasks {
                         event_type: r.get(4)?,
                         payload: parse_json(r.get(5)?).unwrap_or(Value::Null),
                     })
-                })?
-                .collect::<rusqlite::Result<_>>()?;
+                },
+            )?;
             let has_more = events.len() as i64 > limit;
             events.truncate(limit as usize);
             Ok(TasksDeltaResponse {
@@ -169,9 +168,9 @@ impl Tasks {
         let ws = refs::workspace(&req.workspace)?;
         self.store
             .readers
-            .run(move |conn| {
+            .run_db(move |db| {
                 Ok(TasksFocusResponse {
-                    focus: focus_of(conn, &ws)?,
+                    focus: focus_of(db, &ws)?,
                     workspace: ws,
                     previous: None,
                 })
@@ -185,13 +184,14 @@ impl Tasks {
         self.store
             .writer
             .run(move |ctx| {
-                let item = existing_item(ctx, &ws, "task", &req.task)?;
-                let previous = focus_of(ctx, &ws)?;
-                ctx.prepare_cached(
+                let db = ctx.db();
+                let item = existing_item(db, &ws, "task", &req.task)?;
+                let previous = focus_of(db, &ws)?;
+                db.execute(
                     "INSERT INTO task_focus(workspace, task) VALUES (?1, ?2)
                      ON CONFLICT(workspace) DO UPDATE SET task = excluded.task",
-                )?
-                .execute(params![ws, item.id])?;
+                    db_params![&ws, &item.id],
+                )?;
                 Ok(TasksFocusResponse {
                     workspace: ws,
                     focus: Some(item.id),
@@ -207,9 +207,12 @@ impl Tasks {
         self.store
             .writer
             .run(move |ctx| {
-                let previous = focus_of(ctx, &ws)?;
-                ctx.prepare_cached("DELETE FROM task_focus WHERE workspace = ?1")?
-                    .execute([&ws])?;
+                let db = ctx.db();
+                let previous = focus_of(db, &ws)?;
+                db.execute(
+                    "DELETE FROM task_focus WHERE workspace = ?1",
+                    db_params![&ws],
+                )?;
                 Ok(TasksFocusResponse {
                     workspace: ws,
                     focus: None,
@@ -222,8 +225,11 @@ impl Tasks {
     /// `tasks_radar`.
     pub async fn radar(&self, req: TasksRadarRequest) -> Result<TasksRadarResponse> {
         let read = Read::new(self.config.output_max_chars, &req)?;
+        // On SQLite's API (`Read::run`) while `capsule::interface::task_handoffs` takes a
+        // `rusqlite::Connection`; the family's own reads go through `db`.
         read.run(&self.store, move |conn, ws| {
-            let focus = focus_of(conn, &ws)?;
+            let db = Db::Sqlite(conn);
+            let focus = focus_of(db, &ws)?;
             let target = match req.task.as_deref().filter(|t| !t.trim().is_empty()).or(focus.as_deref()) {
                 Some(t) => t.to_string(),
                 None => {
@@ -234,8 +240,8 @@ impl Tasks {
                     ));
                 }
             };
-            let item = existing_item(conn, &ws, "task", &target)?;
-            let steps = load_steps(conn, &ws, &item.id)?;
+            let item = existing_item(db, &ws, "task", &target)?;
+            let steps = load_steps(db, &ws, &item.id)?;
             let open: Vec<&Step> = steps.iter().map(|s| &s.step).filter(|s| s.status != "done").collect();
             let first_open = open.first().map(|s| (*s).clone());
             let missing_criteria = open.iter().filter(|s| !s.criteria_confirmed).count() as i64;
@@ -272,7 +278,7 @@ impl Tasks {
             }
             .unwrap_or_default();
             let handoffs = crate::capsule::interface::task_handoffs(conn, &ws, &item.id, 5)?;
-            let memories = crate::memory::interface::count_with_context(conn, &ws, &item.id)?;
+            let memories = crate::memory::interface::count_with_context(db, &ws, &item.id)?;
             Ok(TasksRadarResponse {
                 handoffs,
                 memories,
