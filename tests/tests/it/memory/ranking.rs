@@ -136,13 +136,13 @@ async fn moss_ranking_beats_bm25_and_weight_then_recency_on_the_fixture() {
         let query = rank::Query::from_recall(&req, config.memory.recency_half_life_days).unwrap();
         let (ours, bm25, weighty) = store
             .readers
-            .run(move |conn| {
-                let ours: Vec<String> = rank::ranked(conn, &query, now)?
+            .run_db(move |db| {
+                let ours: Vec<String> = rank::ranked(db, &query, now)?
                     .scored
                     .into_iter()
                     .map(|(c, _)| c.memory.id)
                     .collect();
-                let cands = rank::candidates(conn, &query)?;
+                let cands = rank::candidates(db, &query)?;
                 let mut bm: Vec<&rank::Candidate> =
                     cands.iter().filter(|c| c.bm25.is_some()).collect();
                 bm.sort_by(|a, b| {
@@ -275,10 +275,10 @@ async fn a_word_in_more_memories_than_the_cap_is_ranked_among_the_newest() {
     let now = moss_daemon::store::now();
     let (recalled, searched) = store
         .readers
-        .run(move |conn| {
-            let recalled = rank::recall(conn, &query, rank::word_matches(conn, &query)?, now)?;
+        .run_db(move |db| {
+            let recalled = rank::recall(db, &query, rank::word_matches(db, &query)?, now)?;
             let searched =
-                moss_daemon::memory::interface::search_hits(conn, "zebra", Some("w"), 100)?;
+                moss_daemon::memory::interface::search_hits_db(db, "zebra", Some("w"), 100)?;
             Ok((recalled, searched))
         })
         .await
