@@ -158,6 +158,12 @@ async fn on_test_engine(home: &Path, config: Option<Value>) -> Option<Value> {
             .unwrap()
         }
     };
+    assert_eq!(
+        std::env::var("MOSS_POSTGRES_PREVIEW").as_deref(),
+        Ok("1"),
+        "MOSS_TEST_ENGINE=postgres needs MOSS_POSTGRES_PREVIEW=1 (the daemon serves PostgreSQL \
+         stores as a preview)"
+    );
     let mut config = config.unwrap_or_else(|| json!({}));
     config["database"] = database;
     Some(config)
