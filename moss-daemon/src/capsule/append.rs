@@ -4,7 +4,6 @@
 
 use moss_client::ErrorCode;
 use moss_client::capsule::{AppendHit, AppendPosition, AppendRequest, AppendResponse};
-use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
 use super::fields::{self, Address};
@@ -187,15 +186,16 @@ impl Capsules {
             .await;
         self.store
             .writer
-            .run(move |conn| {
-                let row = guard.row(conn, &addr)?;
+            .run(move |ctx| {
+                let db = ctx.db();
+                let row = guard.row(db, &addr)?;
                 let id = row.id;
-                let (text, workspace, name): (String, String, Option<String>) = conn
-                    .prepare_cached(
+                let (text, workspace, name): (String, String, Option<String>) = db
+                    .query_opt(
                         "SELECT capsule_text, workspace_raw, name_raw FROM capsules WHERE id = ?1",
+                        crate::db_params![&id],
+                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                     )?
-                    .query_row([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                    .optional()?
                     .ok_or_else(|| addr.not_found())?;
                 let (new_text, hits) =
                     apply(&text, &edits, position, if_placeholder, &addr.describe())?;
@@ -212,22 +212,22 @@ impl Capsules {
                     .with_details(e.0.details)
                 })?;
                 let t = now();
-                let versions = super::save_version(conn, &id, keep)?;
-                conn.prepare_cached(
+                let versions = super::save_version(db, &id, keep)?;
+                db.execute(
                     "UPDATE capsules SET capsule_text = ?1, capsule_chars = ?2, tokens_estimate = ?3,
                        updated_at = ?4, seq = ?5, versions_json = coalesce(?7, versions_json),
                        revision = revision + 1 WHERE id = ?6",
-                )?
-                .execute(params![
-                    new_text,
-                    chars as i64,
-                    tokenizer.count_with(&new_text, pre.as_ref()),
-                    t,
-                    conn.next_seq(),
-                    id,
-                    versions.into_value()
-                ])?;
-                conn.changed(&super::SEARCH_SOURCE);
+                    crate::db_params![
+                        &new_text,
+                        chars as i64,
+                        tokenizer.count_with(&new_text, pre.as_ref()),
+                        t,
+                        ctx.next_seq(),
+                        &id,
+                        versions.json()
+                    ],
+                )?;
+                ctx.changed(&super::SEARCH_SOURCE);
                 Ok(AppendResponse {
                     fetch_key: name
                         .as_deref()

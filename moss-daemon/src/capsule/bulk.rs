@@ -7,12 +7,12 @@ use moss_client::capsule::{
     BulkDeleteRequest, BulkDeleteResponse, BulkUpdateRequest, BulkUpdateResponse, PurgeRequest,
     PurgeResponse,
 };
-use rusqlite::Connection;
 use serde_json::json;
 
 use super::{Capsules, Narrow, narrow, query, run_ids};
 use crate::error::{Error, Result};
 use crate::sql_filter::Filter;
+use crate::store::engine::Db;
 use crate::store::{WriteCtx, now};
 use crate::{bounds, names, tags};
 
@@ -47,21 +47,18 @@ fn plural(n: i64) -> &'static str {
 }
 
 /// Ids of the selected rows, oldest change first, so the new sequence numbers keep their order.
-fn selected_ids(conn: &Connection, f: &Filter) -> Result<Vec<String>> {
+fn selected_ids(db: Db<'_>, f: &Filter) -> Result<Vec<String>> {
     let sql = format!(
         "SELECT id FROM capsules {} ORDER BY updated_at, seq",
         f.sql()
     );
-    let ids = conn
-        .prepare(&sql)?
-        .query_map(rusqlite::params_from_iter(f.params().iter()), |r| r.get(0))?
-        .collect::<rusqlite::Result<Vec<String>>>()?;
+    let ids = db.query_map(&sql, &f.bind(), |r| r.get(0))?;
     Ok(ids)
 }
 
 /// Sets `assignments` (plus `updated_at` and a fresh `seq`) on each of `ids`.
 fn update_each(
-    conn: &WriteCtx,
+    ctx: &WriteCtx,
     ids: &[String],
     assignments: &str,
     values: &[Value],
@@ -78,18 +75,18 @@ fn update_each(
         n + 3,
         n + 4
     );
-    let mut stmt = conn.prepare(&sql)?;
+    let db = ctx.db();
     for id in ids {
-        let versions = super::save_version(conn, id, keep)?;
+        let versions = super::save_version(db, id, keep)?;
         let mut params = values.to_vec();
         params.push(Value::Int(t));
-        params.push(Value::Int(conn.next_seq()));
-        params.push(versions.into_value().into());
+        params.push(Value::Int(ctx.next_seq()));
+        params.push(versions.into_value());
         params.push(Value::Text(id.clone()));
-        stmt.execute(rusqlite::params_from_iter(params.iter()))?;
+        db.execute(&sql, &Value::params(&params))?;
     }
     if !ids.is_empty() {
-        conn.changed(&super::SEARCH_SOURCE);
+        ctx.changed(&super::SEARCH_SOURCE);
     }
     Ok(())
 }
@@ -100,11 +97,11 @@ impl Capsules {
         let sel = select(&narrow_of!(req))?;
         self.store
             .writer
-            .run(move |conn| {
-                let ids = selected_ids(conn, &sel.filter)?;
+            .run(move |ctx| {
+                let ids = selected_ids(ctx.db(), &sel.filter)?;
                 let t = now();
                 // A soft delete changes no content: no version.
-                update_each(conn, &ids, "deleted_at = ?1", &[Value::Int(t)], t, 0)?;
+                update_each(ctx, &ids, "deleted_at = ?1", &[Value::Int(t)], t, 0)?;
                 let n = ids.len() as i64;
                 Ok(BulkDeleteResponse {
                     deleted: n,
@@ -179,9 +176,9 @@ impl Capsules {
         let keep = self.config.capsule_versions;
         self.store
             .writer
-            .run(move |conn| {
-                let ids = selected_ids(conn, &sel.filter)?;
-                update_each(conn, &ids, &assignments, &values, now(), keep)?;
+            .run(move |ctx| {
+                let ids = selected_ids(ctx.db(), &sel.filter)?;
+                update_each(ctx, &ids, &assignments, &values, now(), keep)?;
                 let n = ids.len() as i64;
                 Ok(BulkUpdateResponse {
                     updated: n,
@@ -255,12 +252,10 @@ impl Capsules {
             let (n, deleted): (i64, i64) = self
                 .store
                 .readers
-                .run(move |conn| {
-                    Ok(conn
-                        .prepare(&sql)?
-                        .query_row(rusqlite::params_from_iter(params.iter()), |r| {
-                            Ok((r.get(0)?, r.get(1)?))
-                        })?)
+                .run_db(move |db| {
+                    Ok(db.query_one(&sql, &Value::params(&params), |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })?)
                 })
                 .await?;
             return Err(Error::invalid_field(
@@ -282,16 +277,13 @@ impl Capsules {
         }
         self.store
             .writer
-            .run(move |conn| {
-                let n = record_purged(conn, &f)?;
+            .run(move |ctx| {
+                let n = record_purged(ctx, &f)?;
                 let sql = format!("DELETE FROM capsules {}", f.sql());
-                let deleted = conn
-                    .prepare(&sql)?
-                    .execute(rusqlite::params_from_iter(f.params().iter()))?
-                    as i64;
+                let deleted = ctx.db().execute(&sql, &f.bind())? as i64;
                 debug_assert_eq!(n, deleted, "one job: nothing changed in between");
                 if n > 0 {
-                    conn.changed(&super::SEARCH_SOURCE);
+                    ctx.changed(&super::SEARCH_SOURCE);
                 }
                 let mut message = format!("Permanently deleted {n} {}", plural(n));
                 if !described.is_empty() {
@@ -310,21 +302,26 @@ pub const PURGED_KEPT_SECS: i64 = 7 * SECONDS_PER_DAY;
 /// Records the capsules `f` selects in `capsule_purged`, each under a fresh sequence number in
 /// their own order, before they are deleted: `capsule_watch` reports them as `purged`. Drops
 /// records older than [`PURGED_KEPT_SECS`]. Returns how many it recorded.
-fn record_purged(conn: &WriteCtx<'_>, f: &Filter) -> Result<i64> {
+fn record_purged(ctx: &WriteCtx<'_>, f: &Filter) -> Result<i64> {
+    let db = ctx.db();
     let mut params = f.params().to_vec();
-    let n: i64 = conn
-        .prepare(&format!("SELECT count(*) FROM capsules {}", f.sql()))?
-        .query_row(rusqlite::params_from_iter(params.iter()), |r| r.get(0))?;
+    let n: i64 = db.query_one(
+        &format!("SELECT count(*) FROM capsules {}", f.sql()),
+        &f.bind(),
+        |r| r.get(0),
+    )?;
     let t = now();
-    conn.prepare_cached("DELETE FROM capsule_purged WHERE purged_at < ?1")?
-        .execute([t - PURGED_KEPT_SECS])?;
+    db.execute(
+        "DELETE FROM capsule_purged WHERE purged_at < ?1",
+        crate::db_params![t - PURGED_KEPT_SECS],
+    )?;
     if n == 0 {
         return Ok(0);
     }
     // The sequence hands out consecutive numbers within a job.
-    let first = conn.next_seq();
+    let first = ctx.next_seq();
     for _ in 1..n {
-        conn.next_seq();
+        ctx.next_seq();
     }
     params.push(first.into());
     params.push(t.into());
@@ -336,7 +333,6 @@ fn record_purged(conn: &WriteCtx<'_>, f: &Filter) -> Result<i64> {
         f.sql(),
         cols = query::SUMMARY_COLS,
     );
-    conn.prepare(&sql)?
-        .execute(rusqlite::params_from_iter(params.iter()))?;
+    db.execute(&sql, &Value::params(&params))?;
     Ok(n)
 }

@@ -6,7 +6,6 @@ use moss_client::capsule::{
     Capsule, CapsuleRef, ComposeFormat, ComposeItem, ComposePart, ComposeParts, ComposePivot,
     ComposeRequest, ComposeResponse, StoreRequest,
 };
-use rusqlite::Connection;
 use serde_json::json;
 
 use super::fields::Address;
@@ -14,6 +13,7 @@ use super::{Capsules, FETCH_MANY_MAX, Narrow, Wanted, narrow, not_found, query, 
 use crate::cancel::{self, Cancel};
 use crate::error::{Error, Result};
 use crate::sql_filter::{Filter, given};
+use crate::store::engine::Db;
 
 /// A compose item, resolved: one capsule, or a filter expanding to many.
 enum Item {
@@ -88,25 +88,25 @@ fn item(i: usize, it: &ComposeItem) -> Result<Item> {
 }
 
 /// How many capsules `f` selects.
-fn count(conn: &Connection, f: &Filter) -> Result<i64> {
-    Ok(conn
-        .prepare_cached(&format!("SELECT count(*) FROM capsules {}", f.sql()))?
-        .query_row(rusqlite::params_from_iter(f.params().iter()), |r| r.get(0))?)
+fn count(db: Db<'_>, f: &Filter) -> Result<i64> {
+    Ok(db.query_one(
+        &format!("SELECT count(*) FROM capsules {}", f.sql()),
+        &f.bind(),
+        |r| r.get(0),
+    )?)
 }
 
 /// The capsules `f` selects, with their text, oldest first.
-fn expand(conn: &Connection, f: &Filter) -> Result<Vec<Capsule>> {
-    Ok(conn
-        .prepare_cached(&format!(
+fn expand(db: Db<'_>, f: &Filter) -> Result<Vec<Capsule>> {
+    Ok(db.query_map(
+        &format!(
             "SELECT {} FROM capsules {} ORDER BY created_at, seq",
             query::FULL_COLS,
             f.sql()
-        ))?
-        .query_map(
-            rusqlite::params_from_iter(f.params().iter()),
-            query::capsule_from_row,
-        )?
-        .collect::<rusqlite::Result<_>>()?)
+        ),
+        &f.bind(),
+        |r| query::capsule_from_row(r, true),
+    )?)
 }
 
 impl Capsules {
@@ -180,14 +180,14 @@ impl Capsules {
         let capsules: Vec<Capsule> = self
             .store
             .readers
-            .run(move |conn| {
+            .run_db(move |db| {
                 // Expanded, the items must stay within the limit: counted before any is read.
                 let mut expanded = 0i64;
                 for it in &items {
                     cancel.check("compose")?;
                     expanded += match it {
                         Item::Ref(_) => 1,
-                        Item::Filter(f) => count(conn, f)?,
+                        Item::Filter(f) => count(db, f)?,
                     };
                 }
                 if expanded > FETCH_MANY_MAX as i64 {
@@ -205,13 +205,13 @@ impl Capsules {
                     cancel.check("compose")?;
                     let addr = match it {
                         Item::Filter(f) => {
-                            out.extend(expand(conn, f)?);
+                            out.extend(expand(db, f)?);
                             continue;
                         }
                         Item::Ref(addr) => addr,
                     };
-                    let c = query::find(conn, addr, false, true)
-                        .and_then(|c| c.ok_or_else(|| not_found(conn, addr, Wanted::ReadActive)))
+                    let c = query::find(db, addr, false, true)
+                        .and_then(|c| c.ok_or_else(|| not_found(db, addr, Wanted::ReadActive)))
                         .map_err(|e| {
                             if e.code() == ErrorCode::NotFound {
                                 Error::not_found(format!(

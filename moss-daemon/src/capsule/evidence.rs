@@ -2,10 +2,9 @@
 //! row (`capsule_evidence`), so a change that leaves it alone never rewrites it, and it is not
 //! counted in the capsule's size. `capsule_fetch` lists it, with content only on request.
 
-use moss_client::capsule::{Evidence, EvidenceItem};
-use rusqlite::{Connection, OptionalExtension, params};
-
 use crate::error::{Error, Result};
+use crate::store::engine::{Db, DbError};
+use moss_client::capsule::{Evidence, EvidenceItem};
 
 /// Most evidence items one capsule keeps.
 pub const MAX_ITEMS: usize = 20;
@@ -95,25 +94,27 @@ fn check(i: usize, field: &str, value: &str, max: usize, example: &str) -> Resul
 }
 
 /// Sets capsule `id`'s evidence to `json` (from [`to_json`]); `None` removes it.
-pub(crate) fn write(conn: &Connection, id: &str, json: Option<&str>) -> rusqlite::Result<()> {
+pub(crate) fn write(db: Db<'_>, id: &str, json: Option<&str>) -> std::result::Result<(), DbError> {
     match json {
-        Some(j) => conn
-            .prepare_cached(
-                "INSERT OR REPLACE INTO capsule_evidence(capsule_id, evidence_json) VALUES (?1, ?2)",
-            )?
-            .execute(params![id, j])?,
-        None => conn
-            .prepare_cached("DELETE FROM capsule_evidence WHERE capsule_id = ?1")?
-            .execute([id])?,
+        Some(j) => db.execute(
+            "INSERT OR REPLACE INTO capsule_evidence(capsule_id, evidence_json) VALUES (?1, ?2)",
+            crate::db_params![id, j],
+        )?,
+        None => db.execute(
+            "DELETE FROM capsule_evidence WHERE capsule_id = ?1",
+            crate::db_params![id],
+        )?,
     };
     Ok(())
 }
 
 /// Capsule `id`'s evidence as stored, if it has any.
-pub(crate) fn stored(conn: &Connection, id: &str) -> rusqlite::Result<Option<String>> {
-    conn.prepare_cached("SELECT evidence_json FROM capsule_evidence WHERE capsule_id = ?1")?
-        .query_row([id], |r| r.get(0))
-        .optional()
+pub(crate) fn stored(db: Db<'_>, id: &str) -> std::result::Result<Option<String>, DbError> {
+    db.query_opt(
+        "SELECT evidence_json FROM capsule_evidence WHERE capsule_id = ?1",
+        crate::db_params![id],
+        |r| r.get(0),
+    )
 }
 
 /// The items of a stored list, content only when `expand`. A list that does not parse (it

@@ -11,7 +11,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use moss_client::capsule::{Capsule, ExportRequest, ExportResponse};
-use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::json;
 
@@ -24,6 +23,7 @@ use crate::names;
 use crate::paths::{CheckedPath, io_error};
 use crate::progress::Progress;
 use crate::sql_filter::Filter;
+use crate::store::engine::{Db, Engine};
 use crate::store::now;
 
 #[derive(Serialize)]
@@ -117,14 +117,14 @@ impl Capsules {
         let rules = self.paths.clone();
         self.store
             .readers
-            .run(move |conn| {
+            .run_db(move |db| {
                 let exported_at = now();
                 let target = match req.path.as_deref() {
                     Some(p) => rules.check(p, true)?,
                     None => rules
                         .default_export(workspace.as_ref().map(|w| w.norm.as_str()), exported_at)?,
                 };
-                write_export(conn, &target, &selection, exported_at, &cancel, &progress)
+                write_export(db, &target, &selection, exported_at, &cancel, &progress)
             })
             .await
     }
@@ -158,8 +158,28 @@ fn temp_name(target: &str) -> String {
     format!(".{}.{}.tmp", &target[..end], ulid::Ulid::generate())
 }
 
+/// A read transaction (one snapshot for several statements), rolled back when dropped.
+struct Snapshot<'c>(Db<'c>);
+
+impl<'c> Snapshot<'c> {
+    fn begin(db: Db<'c>) -> Result<Snapshot<'c>> {
+        db.batch(match db.engine() {
+            Engine::Sqlite => "BEGIN DEFERRED",
+            // Each statement of a READ COMMITTED transaction sees its own snapshot.
+            Engine::Postgres => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+        })?;
+        Ok(Snapshot(db))
+    }
+}
+
+impl Drop for Snapshot<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.batch("ROLLBACK");
+    }
+}
+
 fn write_export(
-    conn: &Connection,
+    db: Db<'_>,
     target: &CheckedPath,
     selection: &Filter,
     exported_at: i64,
@@ -181,12 +201,12 @@ fn write_export(
     let mut out = BufWriter::with_capacity(256 * 1024, file);
 
     let filter = selection.sql();
-    let args = selection.params();
+    let args = selection.bind();
     // One snapshot for the count and the rows; the transaction only reads.
-    let tx = conn.unchecked_transaction()?;
-    let total: i64 = tx.query_row(
+    let tx = Snapshot::begin(db)?;
+    let total: i64 = db.query_one(
         &format!("SELECT count(*) FROM capsules {filter}"),
-        rusqlite::params_from_iter(args.iter()),
+        &args,
         |r| r.get(0),
     )?;
     progress.phase("exporting", total.max(0) as u64);
@@ -209,25 +229,38 @@ fn write_export(
            (SELECT evidence_json FROM capsule_evidence WHERE capsule_id = capsules.id) \
          FROM capsules INDEXED BY sqlite_autoindex_capsules_1 {filter} ORDER BY id"
     );
-    let mut stmt = tx.prepare(&sql)?;
-    let mut rows = stmt.query(rusqlite::params_from_iter(args.iter()))?;
     let mut count: i64 = 0;
     // The evidence column comes right after FULL_COLS.
     let evidence_at = FULL_COLS.split(',').count();
-    while let Some(row) = rows.next()? {
-        cancel.check("export")?;
-        let mut record = ExportRecord::from(capsule_from_row(row)?);
-        record.evidence = row
-            .get::<_, Option<String>>(evidence_at)?
-            .and_then(|j| serde_json::from_str(&j).ok());
-        serde_json::to_writer(&mut out, &record)
-            .map_err(|e| Error::internal("encoding an export record", e))?;
-        out.write_all(b"\n").map_err(write_err)?;
-        count += 1;
-        progress.set(count as u64);
+    // A failure that is not the database's, which stops the rows.
+    let mut failed: Option<Error> = None;
+    db.query_each(&sql, &args, |row| {
+        let written = (|| -> Result<()> {
+            cancel.check("export")?;
+            let mut record = ExportRecord::from(capsule_from_row(row, true)?);
+            record.evidence = row
+                .get::<Option<String>>(evidence_at)?
+                .and_then(|j| serde_json::from_str(&j).ok());
+            serde_json::to_writer(&mut out, &record)
+                .map_err(|e| Error::internal("encoding an export record", e))?;
+            out.write_all(b"\n").map_err(write_err)?;
+            Ok(())
+        })();
+        match written {
+            Ok(()) => {
+                count += 1;
+                progress.set(count as u64);
+                Ok(true)
+            }
+            Err(e) => {
+                failed = Some(e);
+                Ok(false)
+            }
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
     }
-    drop(rows);
-    drop(stmt);
     drop(tx);
     cancel.check("export")?;
 

@@ -2,7 +2,6 @@
 //! the capsule's workspace, and each handoff (a store, update or clone that sets it) is written
 //! into the task's trace, so the task's history shows which capsule carried it on.
 
-use rusqlite::Connection;
 use serde_json::json;
 
 use crate::error::{Error, Result};
@@ -20,9 +19,10 @@ pub(crate) fn task_value(value: Option<&str>) -> Result<Option<String>> {
     }
 }
 
-/// The task must be one of the workspace's plans or tasks.
-pub(crate) fn check(conn: &Connection, ws: &str, task: &str) -> Result<()> {
-    if tasks::exists(conn, ws, task)? {
+/// The task must be one of the workspace's plans or tasks. (The tasks family's `exists` still
+/// takes SQLite's connection.)
+pub(crate) fn check(ctx: &WriteCtx, ws: &str, task: &str) -> Result<()> {
+    if tasks::exists(ctx.conn(), ws, task)? {
         return Ok(());
     }
     Err(Error::not_found(format!(

@@ -10,7 +10,6 @@ use moss_client::capsule::{
     DiffResponse, DiffSummary, LineageNode, LineageRequest, LineageResponse, RestoreMode,
     RestoreRequest, RestoreResponse, SectionState, VersionsRequest, VersionsResponse,
 };
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
 use super::fields::Address;
@@ -20,6 +19,7 @@ use super::{
     run_id_value, write_row,
 };
 use crate::error::{Error, Result};
+use crate::store::engine::{Db, DbError, Row};
 use crate::store::now;
 use crate::{bounds, names, tags};
 
@@ -30,9 +30,9 @@ pub const LINEAGE_NODES_MAX: usize = 100;
 
 /// The capsule a ref leads to now: by id, or the active capsule of the name, else the most
 /// recently changed deleted one. `None` for a malformed ref or nothing there.
-fn lookup(conn: &Connection, r: &CapsuleRef) -> Result<Option<Capsule>> {
+fn lookup(db: Db<'_>, r: &CapsuleRef) -> Result<Option<Capsule>> {
     match Address::resolve(r.id.as_deref(), r.workspace.as_deref(), r.name.as_deref()) {
-        Ok(addr) => query::find(conn, &addr, true, false),
+        Ok(addr) => query::find(db, &addr, true, false),
         Err(_) => Ok(None),
     }
 }
@@ -70,8 +70,9 @@ impl Capsules {
         let mode = req.mode.unwrap_or_default();
         self.store
             .writer
-            .run(move |conn| {
-                let Some(c) = query::find(conn, &addr, true, false)? else {
+            .run(move |ctx| {
+                let db = ctx.db();
+                let Some(c) = query::find(db, &addr, true, false)? else {
                     return Err(addr.not_found());
                 };
                 if c.deleted_at.is_none() {
@@ -91,7 +92,7 @@ impl Capsules {
                 let mut name = c.name.clone();
                 let mut replaced_id = None;
                 if let (Some(raw), Some(norm)) = (&c.name, &c.name_norm)
-                    && let Some(holder) = query::active_by_name(conn, &c.workspace_norm, norm)?
+                    && let Some(holder) = query::active_by_name(db, &c.workspace_norm, norm)?
                 {
                     match mode {
                         RestoreMode::Error => {
@@ -110,33 +111,29 @@ impl Capsules {
                         }
                         RestoreMode::Replace => {
                             let t = now();
-                            conn.prepare_cached(
+                            db.execute(
                                 "UPDATE capsules SET deleted_at = ?1, updated_at = ?1, seq = ?2,
                                    revision = revision + 1 WHERE id = ?3",
-                            )?
-                            .execute(params![
-                                t,
-                                conn.next_seq(),
-                                holder.id
-                            ])?;
+                                crate::db_params![t, ctx.next_seq(), &holder.id],
+                            )?;
                             replaced_id = Some(holder.id);
                         }
                         RestoreMode::Rename => {
-                            let free = super::import::free_name(conn, &c.workspace_norm, raw)?;
-                            conn.prepare_cached(
+                            let free = super::import::free_name(db, &c.workspace_norm, raw)?;
+                            db.execute(
                                 "UPDATE capsules SET name_raw = ?1, name_norm = ?2 WHERE id = ?3",
-                            )?
-                            .execute(params![free.0, free.1, c.id])?;
+                                crate::db_params![&free.0, &free.1, &c.id],
+                            )?;
                             name = Some(free.0);
                         }
                     }
                 }
-                conn.prepare_cached(
+                db.execute(
                     "UPDATE capsules SET deleted_at = NULL, updated_at = ?1, seq = ?2,
                        revision = revision + 1 WHERE id = ?3",
-                )?
-                .execute(params![now(), conn.next_seq(), c.id])?;
-                conn.changed(&super::SEARCH_SOURCE);
+                    crate::db_params![now(), ctx.next_seq(), &c.id],
+                )?;
+                ctx.changed(&super::SEARCH_SOURCE);
                 Ok(RestoreResponse {
                     fetch_key: query::fetch_key(&c.id, &c.workspace, name.as_deref()),
                     id: c.id,
@@ -165,13 +162,13 @@ impl Capsules {
         }
         self.store
             .readers
-            .run(move |conn| {
-                let Some(root) = query::find(conn, &addr, true, false)? else {
-                    return Err(not_found(conn, &addr, Wanted::Read));
+            .run_db(move |db| {
+                let Some(root) = query::find(db, &addr, true, false)? else {
+                    return Err(not_found(db, &addr, Wanted::Read));
                 };
                 let mut truncated = false;
-                let based_on = walk_up(conn, &root, depth, &mut truncated)?;
-                let derived = walk_down(conn, &root, depth, &mut truncated)?;
+                let based_on = walk_up(db, &root, depth, &mut truncated)?;
+                let derived = walk_down(db, &root, depth, &mut truncated)?;
                 Ok(LineageResponse {
                     capsule: root,
                     based_on,
@@ -231,9 +228,10 @@ impl Capsules {
         let pre = self.count_ahead(&source_addr, |text, _| Ok(text)).await;
         self.store
             .writer
-            .run(move |conn| {
-                let Some(src) = query::find(conn, &source_addr, false, true)? else {
-                    return Err(not_found(conn, &source_addr, Wanted::ReadActive));
+            .run(move |ctx| {
+                let db = ctx.db();
+                let Some(src) = query::find(db, &source_addr, false, true)? else {
+                    return Err(not_found(db, &source_addr, Wanted::ReadActive));
                 };
                 let text = src.capsule_text.clone().unwrap_or_default();
                 let workspace = match target_ws.as_deref() {
@@ -266,15 +264,15 @@ impl Capsules {
                     }),
                     based_on_json: based_on,
                     // The copy keeps the source's evidence: it is the same work.
-                    evidence_json: super::evidence::stored(conn, &src.id)?,
+                    evidence_json: super::evidence::stored(db, &src.id)?,
                     workspace,
                     name,
                 };
-                if let Some(holder) = name_holder(conn, &c)? {
+                if let Some(holder) = name_holder(db, &c)? {
                     return Err(super::name_taken(&c, holder.id));
                 }
                 if let Some(task) = &c.task {
-                    super::handoff::check(conn, &c.workspace.norm, task)?;
+                    super::handoff::check(ctx, &c.workspace.norm, task)?;
                 }
                 let t = now();
                 let id = ulid::Ulid::generate().to_string();
@@ -283,20 +281,12 @@ impl Capsules {
                     updated_at: t,
                     deleted_at: None,
                 };
-                write_row(
-                    conn,
-                    RowWrite::Insert,
-                    &id,
-                    &c,
-                    &times,
-                    conn.next_seq(),
-                    None,
-                )?;
+                write_row(db, RowWrite::Insert, &id, &c, &times, ctx.next_seq(), None)?;
                 if let Some(task) = &c.task {
                     let name = c.name.as_ref().map(|(raw, _)| raw.as_str());
-                    super::handoff::record(conn, &c.workspace.norm, task, &id, name, 1)?;
+                    super::handoff::record(ctx, &c.workspace.norm, task, &id, name, 1)?;
                 }
-                conn.changed(&super::SEARCH_SOURCE);
+                ctx.changed(&super::SEARCH_SOURCE);
                 Ok(CapsuleHandle {
                     fetch_key: query::fetch_key(
                         &id,
@@ -314,7 +304,7 @@ impl Capsules {
 
 /// Breadth first up the `based_on` refs.
 fn walk_up(
-    conn: &Connection,
+    db: Db<'_>,
     root: &Capsule,
     depth: i64,
     truncated: &mut bool,
@@ -329,7 +319,7 @@ fn walk_up(
                 *truncated = true;
                 return Ok(out);
             }
-            let capsule = lookup(conn, &r)?;
+            let capsule = lookup(db, &r)?;
             if let Some(c) = &capsule
                 && !seen.insert(c.id.clone())
             {
@@ -356,19 +346,20 @@ fn walk_up(
 
 /// Breadth first down: capsules whose `based_on` points at the node.
 fn walk_down(
-    conn: &Connection,
+    db: Db<'_>,
     root: &Capsule,
     depth: i64,
     truncated: &mut bool,
 ) -> Result<Vec<LineageNode>> {
     // Every capsule with a lineage, read once through the partial index.
-    let with_lineage: Vec<Capsule> = conn
-        .prepare_cached(&format!(
+    let with_lineage: Vec<Capsule> = db.query_map(
+        &format!(
             "SELECT {SUMMARY_COLS} FROM capsules INDEXED BY idx_capsules_based_on
              WHERE based_on_json IS NOT NULL"
-        ))?
-        .query_map([], query::capsule_from_row)?
-        .collect::<rusqlite::Result<_>>()?;
+        ),
+        &[],
+        |r| query::capsule_from_row(r, false),
+    )?;
     let mut out: Vec<LineageNode> = Vec::new();
     let mut seen: HashSet<String> = HashSet::from([root.id.clone()]);
     let mut queue: VecDeque<(Option<usize>, i64, Capsule)> = VecDeque::new();
@@ -427,21 +418,27 @@ const KEPT_VERSIONS: &str = "FROM (SELECT key, value \
 /// `current` as it was at the version row `r`.
 fn version_into(
     mut c: Capsule,
-    r: &rusqlite::Row,
+    r: &Row<'_>,
     include_text: bool,
     evidence: Option<bool>,
-) -> rusqlite::Result<Capsule> {
+) -> std::result::Result<Capsule, DbError> {
     c.revision = r.get(0)?;
     c.title = r.get(1)?;
     c.capsule_text = if include_text {
-        Some(super::unpack_text(r.get_ref(2)?, 2, "capsule_text")?)
+        // The column is NOT NULL.
+        Some(
+            super::unpack_text(r, 2, "capsule_text")?.ok_or(DbError::Decode {
+                column: 2,
+                why: "NULL where a version text was expected".into(),
+            })?,
+        )
     } else {
         None
     };
     c.capsule_chars = r.get(3)?;
     c.tokens_estimate = r.get(4)?;
     c.tags = r
-        .get::<_, Option<String>>(5)?
+        .get::<Option<String>>(5)?
         .and_then(|j| serde_json::from_str::<Vec<String>>(&j).ok())
         .filter(|t| !t.is_empty());
     c.source = r.get(6)?;
@@ -449,14 +446,15 @@ fn version_into(
     c.phase = r.get(8)?;
     c.role = r.get(9)?;
     c.based_on = r
-        .get::<_, Option<String>>(10)?
+        .get::<Option<String>>(10)?
         .and_then(|j| serde_json::from_str(&j).ok());
     c.updated_at = r.get(11)?;
-    c.evidence = match (evidence, r.get_ref(12)?) {
-        (None, _) | (_, rusqlite::types::ValueRef::Null) => None,
-        (Some(expand), v) => {
-            super::evidence::items(Some(&super::unpack_text(v, 12, "evidence_json")?), expand)
-        }
+    c.evidence = match evidence {
+        None => None,
+        Some(expand) => match super::unpack_text(r, 12, "evidence_json")? {
+            None => None,
+            Some(json) => super::evidence::items(Some(&json), expand),
+        },
     };
     Ok(c)
 }
@@ -465,7 +463,7 @@ fn version_into(
 /// version: -1 the newest kept, -2 the one before; a positive number that revision. With
 /// `evidence`, its evidence too, with content when that is `Some(true)`.
 pub(crate) fn fetch_at(
-    conn: &Connection,
+    db: Db<'_>,
     addr: &Address,
     include_deleted: bool,
     include_text: bool,
@@ -473,12 +471,12 @@ pub(crate) fn fetch_at(
     keep: u32,
     evidence: Option<bool>,
 ) -> Result<Capsule> {
-    let mut current = super::fetch_one(conn, addr, include_deleted, include_text)?;
+    let mut current = super::fetch_one(db, addr, include_deleted, include_text)?;
     let v = match version {
         Some(v) if v != 0 && v != current.revision => v,
         _ => {
             if let Some(expand) = evidence {
-                let stored = super::evidence::stored(conn, &current.id)?;
+                let stored = super::evidence::stored(db, &current.id)?;
                 current.evidence = super::evidence::items(stored.as_deref(), expand);
             }
             return Ok(current);
@@ -491,28 +489,24 @@ pub(crate) fn fetch_at(
     let row = if v < -keep {
         None
     } else if v < 0 {
-        conn.prepare_cached(&format!(
-            "SELECT {VERSION_COLS} {KEPT_VERSIONS} ORDER BY j.key LIMIT 1 OFFSET ?3"
-        ))?
-        .query_row(params![id, keep, -v - 1], |r| {
-            version_into(current.clone(), r, include_text, evidence)
-        })
-        .optional()?
+        db.query_opt(
+            &format!("SELECT {VERSION_COLS} {KEPT_VERSIONS} ORDER BY j.key LIMIT 1 OFFSET ?3"),
+            crate::db_params![&id, keep, -v - 1],
+            |r| version_into(current.clone(), r, include_text, evidence),
+        )?
     } else {
-        conn.prepare_cached(&format!(
-            "SELECT {VERSION_COLS} {KEPT_VERSIONS} AND v.revision = ?3"
-        ))?
-        .query_row(params![id, keep, v], |r| {
-            version_into(current.clone(), r, include_text, evidence)
-        })
-        .optional()?
+        db.query_opt(
+            &format!("SELECT {VERSION_COLS} {KEPT_VERSIONS} AND v.revision = ?3"),
+            crate::db_params![&id, keep, v],
+            |r| version_into(current.clone(), r, include_text, evidence),
+        )?
     };
     row.ok_or_else(|| {
-        let kept: i64 = conn
-            .query_row(
+        let kept: i64 = db
+            .query_one(
                 &format!("SELECT count(*) {KEPT_VERSIONS}"),
-                params![id, keep],
-                |r| r.get::<_, i64>(0),
+                crate::db_params![&id, keep],
+                |r| r.get::<i64>(0),
             )
             .unwrap_or(0);
         Error::not_found(format!(
@@ -622,16 +616,17 @@ impl Capsules {
         let keep = self.config.capsule_versions as i64;
         self.store
             .readers
-            .run(move |conn| {
-                let Some(c) = query::find(conn, &addr, include_deleted, false)? else {
-                    return Err(not_found(conn, &addr, Wanted::Read));
+            .run_db(move |db| {
+                let Some(c) = query::find(db, &addr, include_deleted, false)? else {
+                    return Err(not_found(db, &addr, Wanted::Read));
                 };
-                let mut versions: Vec<CapsuleVersion> = conn
-                    .prepare_cached(&format!(
+                let mut versions: Vec<CapsuleVersion> = db.query_map(
+                    &format!(
                         "SELECT v.revision, v.updated_at, v.capsule_chars, v.title, v.run_id,
                            v.phase, v.role {KEPT_VERSIONS} ORDER BY j.key"
-                    ))?
-                    .query_map(params![c.id, keep], |r| {
+                    ),
+                    crate::db_params![&c.id, keep],
+                    |r| {
                         Ok(CapsuleVersion {
                             revision: r.get(0)?,
                             version: 0,
@@ -642,8 +637,8 @@ impl Capsules {
                             phase: r.get(5)?,
                             role: r.get(6)?,
                         })
-                    })?
-                    .collect::<rusqlite::Result<_>>()?;
+                    },
+                )?;
                 for (i, v) in versions.iter_mut().enumerate() {
                     v.version = -(i as i64) - 1;
                 }
@@ -672,9 +667,9 @@ impl Capsules {
         let keep = self.config.capsule_versions;
         self.store
             .readers
-            .run(move |conn| {
-                let ca = fetch_at(conn, &a.0, true, true, a.1, keep, None)?;
-                let cb = fetch_at(conn, &b.0, true, true, b.1, keep, None)?;
+            .run_db(move |db| {
+                let ca = fetch_at(db, &a.0, true, true, a.1, keep, None)?;
+                let cb = fetch_at(db, &b.0, true, true, b.1, keep, None)?;
                 let d = diff_texts(
                     ca.capsule_text.as_deref().unwrap_or(""),
                     cb.capsule_text.as_deref().unwrap_or(""),

@@ -14,7 +14,6 @@ use std::path::Path;
 
 use moss_client::ErrorCode;
 use moss_client::capsule::{ImportMode, ImportRecordError, ImportRequest, ImportResponse};
-use rusqlite::{Connection, OptionalExtension};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -24,6 +23,7 @@ use crate::cancel::{self, Cancel};
 use crate::error::{Error, Result};
 use crate::paths::{io_error, open_for_import};
 use crate::progress::Progress;
+use crate::store::engine::Db;
 use crate::store::{WriteCtx, now};
 use crate::{bounds, names, tags};
 
@@ -159,7 +159,7 @@ impl Capsules {
 
         self.store
             .writer
-            .run(move |conn| {
+            .run(move |ctx| {
                 let mut file = file;
                 file.seek(SeekFrom::Start(0))
                     .map_err(|e| Error::internal("rewinding the import file", e))?;
@@ -195,7 +195,7 @@ impl Capsules {
                                 Some(&(chars, n)) if chars == r.capsule.chars => n,
                                 _ => tokenizer.count(&r.capsule.text),
                             };
-                            apply(conn, *r, mode, keep, &mut out)?;
+                            apply(ctx, *r, mode, keep, &mut out)?;
                             done += 1;
                             progress.set(done);
                         }
@@ -409,20 +409,23 @@ fn parse_line(bytes: &[u8], t: i64, tokenizer: Option<crate::tokens::Tokenizer>)
 /// Writes one record according to `mode`, which decides what an id or active name already taken
 /// does: `error` refuses, `replace` overwrites and keeps the id, `rename` imports alongside.
 fn apply(
-    conn: &WriteCtx,
+    ctx: &WriteCtx,
     r: Record,
     mode: ImportMode,
     keep: u32,
     out: &mut ImportResponse,
 ) -> Result<()> {
-    let id_taken = conn
-        .prepare_cached("SELECT 1 FROM capsules WHERE id = ?1")?
-        .query_row([&r.id], |_| Ok(()))
-        .optional()?
+    let db = ctx.db();
+    let id_taken = db
+        .query_opt(
+            "SELECT 1 FROM capsules WHERE id = ?1",
+            crate::db_params![&r.id],
+            |_| Ok(()),
+        )?
         .is_some();
     // Only an active record can collide by name: the unique handle excludes soft-deleted rows.
     let name_taken_by: Option<String> = match r.times.deleted_at {
-        None => name_holder(conn, &r.capsule)?.map(|holder| holder.id),
+        None => name_holder(db, &r.capsule)?.map(|holder| holder.id),
         Some(_) => None,
     };
     let display_name = || {
@@ -500,7 +503,7 @@ fn apply(
             if name_taken_by.is_some()
                 && let Some((raw, _)) = &capsule.name
             {
-                capsule.name = Some(free_name(conn, &capsule.workspace.norm, raw)?);
+                capsule.name = Some(free_name(db, &capsule.workspace.norm, raw)?);
                 renamed = true;
             }
             if renamed {
@@ -512,23 +515,23 @@ fn apply(
     // A link to a plan or task the workspace does not hold is dropped, and counted.
     let mut capsule = capsule;
     if let Some(task) = &capsule.task
-        && !crate::tasks::interface::exists(conn, &capsule.workspace.norm, task)?
+        && !crate::tasks::interface::exists(ctx.conn(), &capsule.workspace.norm, task)?
     {
         capsule.task = None;
         out.unlinked += 1;
     }
     // An error from here fails the whole import: its counts are never seen.
     let versions = match how {
-        RowWrite::Overwrite => super::save_version(conn, &id, keep)?,
+        RowWrite::Overwrite => super::save_version(db, &id, keep)?,
         RowWrite::Insert => super::Kept(None),
     };
     write_row(
-        conn,
+        db,
         how,
         &id,
         &capsule,
         &r.times,
-        conn.next_seq(),
+        ctx.next_seq(),
         versions.json(),
     )?;
     out.imported += 1;
@@ -536,15 +539,11 @@ fn apply(
 }
 
 /// `name-1`, `name-2`, … : the first suffixed name no active capsule of the workspace holds.
-pub(crate) fn free_name(
-    conn: &Connection,
-    workspace_norm: &str,
-    raw: &str,
-) -> Result<(String, String)> {
+pub(crate) fn free_name(db: Db<'_>, workspace_norm: &str, raw: &str) -> Result<(String, String)> {
     for n in 1.. {
         let candidate = format!("{raw}-{n}");
         let norm = names::normalize(&candidate);
-        if query::active_by_name(conn, workspace_norm, &norm)?.is_none() {
+        if query::active_by_name(db, workspace_norm, &norm)?.is_none() {
             return Ok((candidate, norm));
         }
     }

@@ -61,7 +61,6 @@ use std::sync::Arc;
 
 use moss_client::ErrorCode;
 use moss_client::capsule::*;
-use rusqlite::{Connection, params};
 use serde_json::json;
 
 use crate::cancel;
@@ -72,6 +71,7 @@ pub use filters::MAX_RUN_IDS;
 pub(crate) use filters::{Narrow, narrow, orchestration, run_id_value, run_ids};
 
 use crate::sql_filter::Filter;
+use crate::store::engine::{Db, DbError, DbErrorKind, Value};
 use crate::store::{Store, WriteCtx, now};
 use crate::tokens::Counted;
 use crate::{bounds, names, page, tags};
@@ -162,44 +162,47 @@ impl RowWrite {
 /// Writes capsule `c` with `times` and `seq` as the row `id`, as `how` says: the one place a
 /// capsule's columns are written whole.
 pub(crate) fn write_row(
-    conn: &Connection,
+    db: Db<'_>,
     how: RowWrite,
     id: &str,
     c: &NewCapsule,
     times: &Times,
     seq: i64,
     versions: Option<&str>,
-) -> rusqlite::Result<()> {
+) -> std::result::Result<(), DbError> {
     let (name_raw, name_norm) = match &c.name {
         Some((r, n)) => (Some(r.as_str()), Some(n.as_str())),
         None => (None, None),
     };
-    conn.prepare_cached(how.sql())?.execute(params![
-        id,
-        c.workspace.raw,
-        c.workspace.norm,
-        name_raw,
-        name_norm,
-        c.title,
-        c.text,
-        c.chars,
-        c.tokens,
-        c.tags_json,
-        c.source,
-        c.run_id,
-        c.phase,
-        c.role,
-        times.created_at,
-        times.updated_at,
-        times.deleted_at,
-        seq,
-        c.based_on_json,
-        versions,
-        c.task
-    ])?;
+    db.execute(
+        how.sql(),
+        crate::db_params![
+            id,
+            &c.workspace.raw,
+            &c.workspace.norm,
+            name_raw,
+            name_norm,
+            c.title.as_deref(),
+            &c.text,
+            c.chars,
+            c.tokens,
+            c.tags_json.as_deref(),
+            c.source.as_deref(),
+            c.run_id.as_deref(),
+            c.phase.as_deref(),
+            c.role.as_deref(),
+            times.created_at,
+            times.updated_at,
+            times.deleted_at,
+            seq,
+            c.based_on_json.as_deref(),
+            versions,
+            c.task.as_deref()
+        ],
+    )?;
     // A new row has no evidence to remove: only write some if it comes with it.
     if c.evidence_json.is_some() || matches!(how, RowWrite::Overwrite) {
-        evidence::write(conn, id, c.evidence_json.as_deref())?;
+        evidence::write(db, id, c.evidence_json.as_deref())?;
     }
     Ok(())
 }
@@ -221,9 +224,8 @@ impl Capsules {
         let addr = addr.clone();
         self.store
             .readers
-            .run(move |conn| {
-                let found =
-                    query::find(conn, &addr, false, true)?.ok_or_else(|| addr.not_found())?;
+            .run_db(move |db| {
+                let found = query::find(db, &addr, false, true)?.ok_or_else(|| addr.not_found())?;
                 let text = derive(found.capsule_text.unwrap_or_default(), &addr)?;
                 Ok(Counted::new(tokenizer, text))
             })
@@ -301,9 +303,9 @@ impl Capsules {
         let keep = self.config.capsule_versions;
         self.store
             .readers
-            .run(move |conn| {
+            .run_db(move |db| {
                 history::fetch_at(
-                    conn,
+                    db,
                     &addr,
                     include_deleted,
                     include_text,
@@ -329,7 +331,7 @@ impl Capsules {
         let include_deleted = req.include_deleted.unwrap_or(false);
         let include_text = req.include_text.unwrap_or(true);
         cancel::on_drop(|cancel| {
-            self.store.readers.run(move |conn| {
+            self.store.readers.run_db(move |db| {
                 let mut items = Vec::new();
                 let mut errors = Vec::new();
                 for r in req.items {
@@ -339,7 +341,7 @@ impl Capsules {
                         r.workspace.as_deref(),
                         r.name.as_deref(),
                     )
-                    .and_then(|addr| fetch_one(conn, &addr, include_deleted, include_text));
+                    .and_then(|addr| fetch_one(db, &addr, include_deleted, include_text));
                     match found {
                         Ok(c) => items.push(c),
                         Err(e) if e.code() == ErrorCode::Internal => return Err(e),
@@ -363,16 +365,15 @@ impl Capsules {
             req.workspace.as_deref(),
             req.name.as_deref(),
         )?;
-        let mut sets: Vec<(&'static str, rusqlite::types::Value)> = Vec::new();
-        use rusqlite::types::Value as V;
-        let opt = |v: Option<String>| v.map(V::Text).unwrap_or(V::Null);
+        let mut sets: Vec<(&'static str, Value)> = Vec::new();
+        let opt = |v: Option<String>| v.map(Value::Text).unwrap_or(Value::Null);
         if let Some(text) = &req.capsule_text {
             let chars = self.check_text(text, req.allow_thin.unwrap_or(false))?;
-            sets.push(("capsule_text", V::Text(text.clone())));
-            sets.push(("capsule_chars", V::Integer(chars as i64)));
+            sets.push(("capsule_text", Value::Text(text.clone())));
+            sets.push(("capsule_chars", Value::Int(chars as i64)));
             sets.push((
                 "tokens_estimate",
-                V::Integer(self.config.tokenizer.count(text)),
+                Value::Int(self.config.tokenizer.count(text)),
             ));
         }
         if req.title.is_some() {
@@ -424,10 +425,11 @@ impl Capsules {
         let keep = self.config.capsule_versions;
         self.store
             .writer
-            .run(move |conn| {
-                let id = guard.row(conn, &addr)?.id;
-                let versions = save_version(conn, &id, keep)?;
-                let mut params: Vec<rusqlite::types::Value> = Vec::new();
+            .run(move |ctx| {
+                let db = ctx.db();
+                let id = guard.row(db, &addr)?.id;
+                let versions = save_version(db, &id, keep)?;
+                let mut params: Vec<Value> = Vec::new();
                 let mut assignments = Vec::new();
                 for (col, val) in sets {
                     params.push(val);
@@ -438,32 +440,32 @@ impl Capsules {
                     "versions_json = coalesce(?{}, versions_json)",
                     params.len()
                 ));
-                params.push(V::Integer(now()));
+                params.push(Value::Int(now()));
                 assignments.push(format!("updated_at = ?{}", params.len()));
-                params.push(V::Integer(conn.next_seq()));
+                params.push(Value::Int(ctx.next_seq()));
                 assignments.push(format!("seq = ?{}", params.len()));
                 assignments.push("revision = revision + 1".to_string());
-                params.push(V::Text(id.clone()));
+                params.push(Value::Text(id.clone()));
                 let sql = format!(
                     "UPDATE capsules SET {} WHERE id = ?{}",
                     assignments.join(", "),
                     params.len()
                 );
-                conn.execute(&sql, rusqlite::params_from_iter(params.iter()))?;
+                db.execute(&sql, &Value::params(&params))?;
                 if let Some(json) = &evidence {
-                    evidence::write(conn, &id, json.as_deref())?;
+                    evidence::write(db, &id, json.as_deref())?;
                 }
                 if let Some(Some(task)) = &task {
-                    let (ws, name, revision): (String, Option<String>, i64) = conn
-                        .prepare_cached(
-                            "SELECT workspace_norm, name_raw, revision FROM capsules WHERE id = ?1",
-                        )?
-                        .query_row([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-                    handoff::check(conn, &ws, task)?;
-                    handoff::record(conn, &ws, task, &id, name.as_deref(), revision)?;
+                    let (ws, name, revision): (String, Option<String>, i64) = db.query_one(
+                        "SELECT workspace_norm, name_raw, revision FROM capsules WHERE id = ?1",
+                        crate::db_params![&id],
+                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                    )?;
+                    handoff::check(ctx, &ws, task)?;
+                    handoff::record(ctx, &ws, task, &id, name.as_deref(), revision)?;
                 }
-                conn.changed(&SEARCH_SOURCE);
-                handle_of(conn, &id)
+                ctx.changed(&SEARCH_SOURCE);
+                handle_of(db, &id)
             })
             .await
     }
@@ -477,17 +479,18 @@ impl Capsules {
         )?;
         self.store
             .writer
-            .run(move |conn| {
-                let Some(ActiveRow { id, .. }) = query::active(conn, &addr)? else {
-                    return Err(not_found(conn, &addr, Wanted::Delete));
+            .run(move |ctx| {
+                let db = ctx.db();
+                let Some(ActiveRow { id, .. }) = query::active(db, &addr)? else {
+                    return Err(not_found(db, &addr, Wanted::Delete));
                 };
                 let t = now();
-                conn.prepare_cached(
+                db.execute(
                     "UPDATE capsules SET deleted_at = ?1, updated_at = ?1, seq = ?2,
                        revision = revision + 1 WHERE id = ?3",
-                )?
-                .execute(params![t, conn.next_seq(), id])?;
-                conn.changed(&SEARCH_SOURCE);
+                    crate::db_params![t, ctx.next_seq(), &id],
+                )?;
+                ctx.changed(&SEARCH_SOURCE);
                 Ok(DeleteResponse { deleted: true, id })
             })
             .await
@@ -510,8 +513,8 @@ impl Capsules {
         )?;
         self.store
             .readers
-            .run(move |conn| {
-                let (mut items, _) = query::page(conn, &f, include_text, 1, 0)?;
+            .run_db(move |db| {
+                let (mut items, _) = query::page(db, &f, include_text, 1, 0)?;
                 Ok(LatestResponse {
                     item: items.pop(),
                     hint: None,
@@ -561,8 +564,8 @@ impl Capsules {
     async fn page(&self, f: Filter, limit: i64, offset: i64) -> Result<CapsulePage> {
         self.store
             .readers
-            .run(move |conn| {
-                let (items, total) = query::page(conn, &f, false, limit, offset)?;
+            .run_db(move |db| {
+                let (items, total) = query::page(db, &f, false, limit, offset)?;
                 Ok(CapsulePage {
                     pagination: page::pagination(limit, offset, items.len(), total),
                     items,
@@ -616,9 +619,9 @@ pub(crate) struct Guard {
 impl Guard {
     /// The prologue of every guarded change, in its writer job: the active capsule at `addr`
     /// (404, saying why a soft-deleted one cannot change), checked against the guard.
-    pub(crate) fn row(&self, conn: &Connection, addr: &Address) -> Result<ActiveRow> {
-        let Some(row) = query::active(conn, addr)? else {
-            return Err(not_found(conn, addr, Wanted::Change));
+    pub(crate) fn row(&self, db: Db<'_>, addr: &Address) -> Result<ActiveRow> {
+        let Some(row) = query::active(db, addr)? else {
+            return Err(not_found(db, addr, Wanted::Change));
         };
         self.check(&row, addr)?;
         Ok(row)
@@ -658,14 +661,14 @@ impl Guard {
 }
 
 pub(crate) fn fetch_one(
-    conn: &Connection,
+    db: Db<'_>,
     addr: &Address,
     include_deleted: bool,
     include_text: bool,
 ) -> Result<Capsule> {
-    match query::find(conn, addr, include_deleted, include_text)? {
+    match query::find(db, addr, include_deleted, include_text)? {
         Some(c) => Ok(c),
-        None => Err(not_found(conn, addr, Wanted::Read)),
+        None => Err(not_found(db, addr, Wanted::Read)),
     }
 }
 
@@ -700,8 +703,8 @@ impl Wanted {
 }
 
 /// A 404 that says when only a soft-deleted capsule holds the address, and what to do then.
-pub(crate) fn not_found(conn: &Connection, addr: &Address, wanted: Wanted) -> Error {
-    match query::only_deleted_exists(conn, addr) {
+pub(crate) fn not_found(db: Db<'_>, addr: &Address, wanted: Wanted) -> Error {
+    match query::only_deleted_exists(db, addr) {
         Ok(true) => Error::not_found(format!(
             "capsule not found: {} is soft-deleted ({})",
             addr.describe(),
@@ -712,12 +715,13 @@ pub(crate) fn not_found(conn: &Connection, addr: &Address, wanted: Wanted) -> Er
     }
 }
 
-fn handle_of(conn: &Connection, id: &str) -> Result<CapsuleHandle> {
-    let (workspace, name, revision, updated_at): (String, Option<String>, i64, i64) = conn
-        .prepare_cached(
+fn handle_of(db: Db<'_>, id: &str) -> Result<CapsuleHandle> {
+    let (workspace, name, revision, updated_at): (String, Option<String>, i64, i64) = db
+        .query_one(
             "SELECT workspace_raw, name_raw, revision, updated_at FROM capsules WHERE id = ?1",
-        )?
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+            crate::db_params![id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
     Ok(CapsuleHandle {
         id: id.to_string(),
         fetch_key: query::fetch_key(id, &workspace, name.as_deref()),
@@ -726,21 +730,22 @@ fn handle_of(conn: &Connection, id: &str) -> Result<CapsuleHandle> {
     })
 }
 
-fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Result<CapsuleHandle> {
+fn store_job(ctx: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Result<CapsuleHandle> {
     if let Some(task) = &c.task {
-        handoff::check(conn, &c.workspace.norm, task)?;
+        handoff::check(ctx, &c.workspace.norm, task)?;
     }
+    let db = ctx.db();
     let t = now();
-    let seq = conn.next_seq();
+    let seq = ctx.next_seq();
     let name_raw = c.name.as_ref().map(|(r, _)| r.as_str());
-    let insert = |conn: &Connection| -> rusqlite::Result<String> {
+    let insert = |db: Db<'_>| -> std::result::Result<String, DbError> {
         let id = ulid::Ulid::generate().to_string();
         let times = Times {
             created_at: t,
             updated_at: t,
             deleted_at: None,
         };
-        write_row(conn, RowWrite::Insert, &id, &c, &times, seq, None)?;
+        write_row(db, RowWrite::Insert, &id, &c, &times, seq, None)?;
         Ok(id)
     };
     let (id, revision) = match mode {
@@ -748,17 +753,17 @@ fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Resu
         // the holder looked up to name it. A new name, the common case, costs one statement
         // instead of a lookup and an insert. SQLite undoes a failed statement, and the failed
         // job's savepoint is rolled back anyway.
-        StoreMode::Error => match insert(conn) {
+        StoreMode::Error => match insert(db) {
             Ok(id) => (id, 1),
             Err(e) if is_constraint(&e) => {
-                return Err(match name_holder(conn, &c)? {
+                return Err(match name_holder(db, &c)? {
                     Some(holder) => name_taken(&c, holder.id),
                     None => e.into(),
                 });
             }
             Err(e) => return Err(e.into()),
         },
-        StoreMode::Replace => match name_holder(conn, &c)? {
+        StoreMode::Replace => match name_holder(db, &c)? {
             Some(holder) => {
                 // The capsule keeps its id and creation time; it is active, and changed now.
                 let times = Times {
@@ -766,9 +771,9 @@ fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Resu
                     updated_at: t,
                     deleted_at: None,
                 };
-                let versions = save_version(conn, &holder.id, keep)?;
+                let versions = save_version(db, &holder.id, keep)?;
                 write_row(
-                    conn,
+                    db,
                     RowWrite::Overwrite,
                     &holder.id,
                     &c,
@@ -778,13 +783,13 @@ fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Resu
                 )?;
                 (holder.id, holder.revision + 1)
             }
-            None => (insert(conn)?, 1),
+            None => (insert(db)?, 1),
         },
     };
     if let Some(task) = &c.task {
-        handoff::record(conn, &c.workspace.norm, task, &id, name_raw, revision)?;
+        handoff::record(ctx, &c.workspace.norm, task, &id, name_raw, revision)?;
     }
-    conn.changed(&SEARCH_SOURCE);
+    ctx.changed(&SEARCH_SOURCE);
     Ok(CapsuleHandle {
         fetch_key: query::fetch_key(&id, &c.workspace.raw, name_raw),
         id,
@@ -793,15 +798,16 @@ fn store_job(conn: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Resu
     })
 }
 
-/// Whether SQLite refused a statement for a constraint (here: the unique index on active names).
-fn is_constraint(e: &rusqlite::Error) -> bool {
-    e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation)
+/// Whether the database refused a statement for a unique key (here: the unique index on active
+/// names).
+fn is_constraint(e: &DbError) -> bool {
+    e.kind() == DbErrorKind::UniqueViolation
 }
 
 /// The active capsule holding `c`'s name, if `c` has a name and it is taken.
-pub(crate) fn name_holder(conn: &Connection, c: &NewCapsule) -> Result<Option<ActiveRow>> {
+pub(crate) fn name_holder(db: Db<'_>, c: &NewCapsule) -> Result<Option<ActiveRow>> {
     match &c.name {
-        Some((_, name_norm)) => query::active_by_name(conn, &c.workspace.norm, name_norm),
+        Some((_, name_norm)) => query::active_by_name(db, &c.workspace.norm, name_norm),
         None => Ok(None),
     }
 }

@@ -1,12 +1,11 @@
 //! SQL for reading capsules: the column lists, the row mapping, lookups by address, pages.
 
-use crate::sql_filter::Value;
 use moss_client::capsule::{Capsule, FetchKey};
-use rusqlite::{Connection, OptionalExtension, Row};
 
 use super::fields::Address;
 use crate::error::Result;
 use crate::sql_filter::Filter;
+use crate::store::engine::{Db, DbError, Param, Row};
 
 /// Columns of a summary, in the order [`capsule_from_row`] reads them.
 pub const SUMMARY_COLS: &str = "id, workspace_raw, workspace_norm, name_raw, name_norm, title, \
@@ -26,15 +25,15 @@ pub fn cols(include_text: bool) -> &'static str {
     }
 }
 
-/// Maps a row selected with [`SUMMARY_COLS`] or [`FULL_COLS`].
-pub fn capsule_from_row(row: &Row<'_>) -> rusqlite::Result<Capsule> {
+/// Maps a row selected with [`SUMMARY_COLS`] (`include_text` false) or [`FULL_COLS`] (true).
+pub fn capsule_from_row(row: &Row<'_>, include_text: bool) -> Result<Capsule, DbError> {
     let id: String = row.get(0)?;
     let workspace: String = row.get(1)?;
     let name: Option<String> = row.get(3)?;
     let tags_json: Option<String> = row.get(8)?;
     let tags = tags_json.and_then(|j| serde_json::from_str::<Vec<String>>(&j).ok());
     let based_on: Option<String> = row.get(17)?;
-    let capsule_text = if row.as_ref().column_count() > 19 {
+    let capsule_text = if include_text {
         Some(row.get(19)?)
     } else {
         None
@@ -84,7 +83,7 @@ pub fn fetch_key(id: &str, workspace: &str, name: Option<&str>) -> FetchKey {
 /// Finds one capsule. By name, the active capsule wins; with `include_deleted` and no active
 /// one, the most recently updated deleted one is returned.
 pub fn find(
-    conn: &Connection,
+    db: Db<'_>,
     addr: &Address,
     include_deleted: bool,
     include_text: bool,
@@ -97,9 +96,9 @@ pub fn find(
             } else {
                 format!("SELECT {cols} FROM capsules WHERE id = ?1 AND deleted_at IS NULL")
             };
-            conn.prepare_cached(&sql)?
-                .query_row([id], capsule_from_row)
-                .optional()?
+            db.query_opt(&sql, crate::db_params![id], |r| {
+                capsule_from_row(r, include_text)
+            })?
         }
         Address::Name {
             workspace,
@@ -110,10 +109,11 @@ pub fn find(
                 "SELECT {cols} FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
                  AND deleted_at IS NULL"
             );
-            let hit = conn
-                .prepare_cached(&active)?
-                .query_row([&workspace.norm, name_norm], capsule_from_row)
-                .optional()?;
+            let hit = db.query_opt(
+                &active,
+                crate::db_params![&workspace.norm, name_norm],
+                |r| capsule_from_row(r, include_text),
+            )?;
             if hit.is_some() || !include_deleted {
                 hit
             } else {
@@ -121,9 +121,9 @@ pub fn find(
                     "SELECT {cols} FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
                      AND deleted_at IS NOT NULL ORDER BY updated_at DESC, seq DESC LIMIT 1"
                 );
-                conn.prepare_cached(&any)?
-                    .query_row([&workspace.norm, name_norm], capsule_from_row)
-                    .optional()?
+                db.query_opt(&any, crate::db_params![&workspace.norm, name_norm], |r| {
+                    capsule_from_row(r, include_text)
+                })?
             }
         }
     };
@@ -139,7 +139,7 @@ pub struct ActiveRow {
     pub revision: i64,
 }
 
-fn active_row(r: &Row<'_>) -> rusqlite::Result<ActiveRow> {
+fn active_row(r: &Row<'_>) -> Result<ActiveRow, DbError> {
     Ok(ActiveRow {
         id: r.get(0)?,
         created_at: r.get(1)?,
@@ -149,64 +149,62 @@ fn active_row(r: &Row<'_>) -> rusqlite::Result<ActiveRow> {
 }
 
 /// The active capsule at `addr`, if any (for writes, which touch active rows only).
-pub fn active(conn: &Connection, addr: &Address) -> Result<Option<ActiveRow>> {
+pub fn active(db: Db<'_>, addr: &Address) -> Result<Option<ActiveRow>> {
     match addr {
-        Address::Id(id) => Ok(conn
-            .prepare_cached(
-                "SELECT id, created_at, updated_at, revision FROM capsules \
-                 WHERE id = ?1 AND deleted_at IS NULL",
-            )?
-            .query_row([id], active_row)
-            .optional()?),
+        Address::Id(id) => Ok(db.query_opt(
+            "SELECT id, created_at, updated_at, revision FROM capsules \
+             WHERE id = ?1 AND deleted_at IS NULL",
+            crate::db_params![id],
+            active_row,
+        )?),
         Address::Name {
             workspace,
             name_norm,
             ..
-        } => active_by_name(conn, &workspace.norm, name_norm),
+        } => active_by_name(db, &workspace.norm, name_norm),
     }
 }
 
 /// The active capsule holding a name, if any: at most one, as the unique index on active names
 /// guarantees.
 pub fn active_by_name(
-    conn: &Connection,
+    db: Db<'_>,
     workspace_norm: &str,
     name_norm: &str,
 ) -> Result<Option<ActiveRow>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT id, created_at, updated_at, revision FROM capsules \
-             WHERE workspace_norm = ?1 AND name_norm = ?2 AND deleted_at IS NULL",
-        )?
-        .query_row([workspace_norm, name_norm], active_row)
-        .optional()?)
+    Ok(db.query_opt(
+        "SELECT id, created_at, updated_at, revision FROM capsules \
+         WHERE workspace_norm = ?1 AND name_norm = ?2 AND deleted_at IS NULL",
+        crate::db_params![workspace_norm, name_norm],
+        active_row,
+    )?)
 }
 
 /// Whether only a soft-deleted capsule exists at `addr` (to make a 404 say so).
-pub fn only_deleted_exists(conn: &Connection, addr: &Address) -> Result<bool> {
+pub fn only_deleted_exists(db: Db<'_>, addr: &Address) -> Result<bool> {
     let n: i64 = match addr {
-        Address::Id(id) => conn
-            .prepare_cached(
-                "SELECT count(*) FROM capsules WHERE id = ?1 AND deleted_at IS NOT NULL",
-            )?
-            .query_row([id], |r| r.get(0))?,
+        Address::Id(id) => db.query_one(
+            "SELECT count(*) FROM capsules WHERE id = ?1 AND deleted_at IS NOT NULL",
+            crate::db_params![id],
+            |r| r.get(0),
+        )?,
         Address::Name {
             workspace,
             name_norm,
             ..
-        } => conn
-            .prepare_cached(
-                "SELECT count(*) FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
-                 AND deleted_at IS NOT NULL",
-            )?
-            .query_row([&workspace.norm, name_norm], |r| r.get(0))?,
+        } => db.query_one(
+            "SELECT count(*) FROM capsules WHERE workspace_norm = ?1 AND name_norm = ?2 \
+             AND deleted_at IS NOT NULL",
+            crate::db_params![&workspace.norm, name_norm],
+            |r| r.get(0),
+        )?,
     };
     Ok(n > 0)
 }
 
 /// One page of capsules matching `filter`, newest first, and the total.
 pub fn page(
-    conn: &Connection,
+    db: Db<'_>,
     filter: &Filter,
     include_text: bool,
     limit: i64,
@@ -221,20 +219,18 @@ pub fn page(
         n + 1,
         n + 2
     );
-    let mut params: Vec<Value> = filter.params().to_vec();
-    params.push(Value::Int(limit));
-    params.push(Value::Int(offset));
-    let items = conn
-        .prepare_cached(&sql)?
-        .query_map(rusqlite::params_from_iter(params.iter()), capsule_from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut params: Vec<Param<'_>> = filter.bind();
+    params.push(Param::Int(limit));
+    params.push(Param::Int(offset));
+    let items = db.query_map(&sql, &params, |r| capsule_from_row(r, include_text))?;
     let total: i64 = if offset == 0 && (items.len() as i64) < limit {
         items.len() as i64
     } else {
-        conn.prepare_cached(&format!("SELECT count(*) FROM capsules {where_sql}"))?
-            .query_row(rusqlite::params_from_iter(filter.params().iter()), |r| {
-                r.get(0)
-            })?
+        db.query_one(
+            &format!("SELECT count(*) FROM capsules {where_sql}"),
+            &filter.bind(),
+            |r| r.get(0),
+        )?
     };
     Ok((items, total))
 }

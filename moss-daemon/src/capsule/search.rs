@@ -6,10 +6,8 @@
 //! applied every text change committed before it started, so a client always finds what it
 //! has just stored.
 
-use crate::sql_filter::Value;
 use moss_client::capsule::{Pagination, SearchHit, SearchPage, SearchRequest};
 use moss_client::search::SearchMode;
-use rusqlite::{Connection, OptionalExtension};
 
 use super::query;
 use super::{Capsules, orchestration};
@@ -19,6 +17,7 @@ use crate::search_text::{
     query_error, render_snippet,
 };
 use crate::sql_filter::Filter;
+use crate::store::engine::{Db, Param};
 use crate::store::semantic::CANDIDATES;
 use crate::store::semantic::fusion::{DEPTH, fuse};
 use crate::{names, page, tags};
@@ -151,13 +150,13 @@ impl Capsules {
             return self
                 .store
                 .readers
-                .run(move |conn| {
+                .run_db(move |db| {
                     let mut f = f;
                     if let Some(newest) = newest {
-                        newest_only(conn, &mut f, &query, newest)?;
+                        newest_only(db, &mut f, &query, newest)?;
                     }
                     let (items, pagination) =
-                        fused_search(conn, &f, &base, &query, shape, mode, &near, explain)?;
+                        fused_search(db, &f, &base, &query, shape, mode, &near, explain)?;
                     Ok(SearchPage {
                         pagination,
                         items,
@@ -169,12 +168,12 @@ impl Capsules {
         }
         self.store
             .readers
-            .run(move |conn| {
+            .run_db(move |db| {
                 let mut f = f;
                 if let Some(newest) = newest {
-                    newest_only(conn, &mut f, &query, newest)?;
+                    newest_only(db, &mut f, &query, newest)?;
                 }
-                let (mut items, pagination) = run_search(conn, &f, &query, shape)?;
+                let (mut items, pagination) = run_search(db, &f, &query, shape)?;
                 if explain {
                     for (i, h) in items.iter_mut().enumerate() {
                         h.explain = Some(crate::store::semantic::keyword_only(
@@ -196,19 +195,15 @@ impl Capsules {
 
 /// Narrows `f` to the `newest` matches it lets through (the highest rowids): the rowid of the
 /// `newest`-th, found walking the index's matches newest first, which stops there.
-fn newest_only(conn: &Connection, f: &mut Filter, query: &str, newest: i64) -> Result<()> {
+fn newest_only(db: Db<'_>, f: &mut Filter, query: &str, newest: i64) -> Result<()> {
     let sql = format!(
         "SELECT f.rowid FROM fts.capsules_fts AS f CROSS JOIN capsules AS c ON c.rowid = f.rowid
          {} ORDER BY f.rowid DESC LIMIT 1 OFFSET {}",
         f.sql(),
         newest - 1
     );
-    let from: Option<i64> = conn
-        .prepare_cached(&sql)
-        .and_then(|mut s| {
-            s.query_row(rusqlite::params_from_iter(f.params().iter()), |r| r.get(0))
-                .optional()
-        })
+    let from: Option<i64> = db
+        .query_opt(&sql, &f.bind(), |r| r.get(0))
         .map_err(|e| query_error(e, query))?;
     if let Some(from) = from {
         f.add("f.rowid >= ?", from);
@@ -221,7 +216,7 @@ fn newest_only(conn: &Connection, f: &mut Filter, query: &str, newest: i64) -> R
 /// not counted.
 #[allow(clippy::too_many_arguments)]
 fn fused_search(
-    conn: &Connection,
+    db: Db<'_>,
     f: &Filter,
     base: &Filter,
     query: &str,
@@ -237,12 +232,12 @@ fn fused_search(
             count_total: false,
             ..shape
         };
-        run_search(conn, f, query, depth)?.0
+        run_search(db, f, query, depth)?.0
     } else {
         Vec::new()
     };
     let semantic: Vec<(String, crate::store::semantic::Near)> =
-        crate::search_text::filter_near(conn, "capsules c", "c.id", base, near, DEPTH)?;
+        crate::search_text::filter_near_db(db, "capsules c", "c.id", base, near, DEPTH)?;
     let ranked: Vec<(String, f64)> = keyword.iter().map(|h| (h.id.clone(), h.score)).collect();
     let fused = fuse(&ranked, &semantic);
     let parts = if mode == SearchMode::Hybrid { 2 } else { 1 };
@@ -259,7 +254,7 @@ fn fused_search(
             Some(h) => h,
             None => {
                 let near = hit.semantic.expect("a hit of one part at least").1;
-                semantic_hit(conn, near, shape.snippet_chars)?
+                semantic_hit(db, near, shape.snippet_chars)?
             }
         };
         h.score = hit.score(parts);
@@ -279,17 +274,16 @@ fn fused_search(
 
 /// A capsule found by meaning alone: its passage nearest the query as the snippet.
 fn semantic_hit(
-    conn: &Connection,
+    db: Db<'_>,
     near: crate::store::semantic::Near,
     snippet_chars: usize,
 ) -> Result<SearchHit> {
-    let hit = conn
-        .prepare_cached(
-            "SELECT id, workspace_raw, name_raw, title, updated_at, deleted_at, task,
+    let hit = db.query_one(
+        "SELECT id, workspace_raw, name_raw, title, updated_at, deleted_at, task,
                     capsule_text
              FROM capsules WHERE rowid = ?1",
-        )?
-        .query_row([near.doc], |r| {
+        crate::db_params![near.doc],
+        |r| {
             let id: String = r.get(0)?;
             let workspace: String = r.get(1)?;
             let name: Option<String> = r.get(2)?;
@@ -310,12 +304,13 @@ fn semantic_hit(
                 workspace,
                 name,
             })
-        })?;
+        },
+    )?;
     Ok(hit)
 }
 
 fn run_search(
-    conn: &Connection,
+    db: Db<'_>,
     f: &Filter,
     query: &str,
     shape: Shape,
@@ -349,33 +344,30 @@ fn run_search(
         n + 2,
         shape.snippet_tokens
     );
-    let mut params: Vec<Value> = f.params().to_vec();
-    params.push(Value::Int(read));
-    params.push(Value::Int(offset));
-    let items = (|| {
-        conn.prepare_cached(&sql)?
-            .query_map(rusqlite::params_from_iter(params.iter()), |r| {
-                let id: String = r.get(0)?;
-                let workspace: String = r.get(1)?;
-                let name: Option<String> = r.get(2)?;
-                let raw: Option<String> = r.get(6)?;
-                Ok(SearchHit {
-                    fetch_key: query::fetch_key(&id, &workspace, name.as_deref()),
-                    title: r.get(3)?,
-                    updated_at: r.get(4)?,
-                    deleted_at: r.get(5)?,
-                    snippet: render_snippet(raw.as_deref().unwrap_or(""), shape.snippet_chars),
-                    score: bm25_score(r.get(7)?),
-                    task: r.get(8)?,
-                    explain: None,
-                    id,
-                    workspace,
-                    name,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()
-    })()
-    .map_err(|e| query_error(e, query))?;
+    let mut params: Vec<Param<'_>> = f.bind();
+    params.push(Param::Int(read));
+    params.push(Param::Int(offset));
+    let items = db
+        .query_map(&sql, &params, |r| {
+            let id: String = r.get(0)?;
+            let workspace: String = r.get(1)?;
+            let name: Option<String> = r.get(2)?;
+            let raw: Option<String> = r.get(6)?;
+            Ok(SearchHit {
+                fetch_key: query::fetch_key(&id, &workspace, name.as_deref()),
+                title: r.get(3)?,
+                updated_at: r.get(4)?,
+                deleted_at: r.get(5)?,
+                snippet: render_snippet(raw.as_deref().unwrap_or(""), shape.snippet_chars),
+                score: bm25_score(r.get(7)?),
+                task: r.get(8)?,
+                explain: None,
+                id,
+                workspace,
+                name,
+            })
+        })
+        .map_err(|e| query_error(e, query))?;
     let mut items = items;
     if !shape.count_total {
         let has_more = items.len() as i64 > limit;
@@ -396,10 +388,7 @@ fn run_search(
              ON c.rowid = f.rowid {}",
             f.sql()
         );
-        conn.prepare_cached(&count)
-            .and_then(|mut s| {
-                s.query_row(rusqlite::params_from_iter(f.params().iter()), |r| r.get(0))
-            })
+        db.query_one(&count, &f.bind(), |r| r.get(0))
             .map_err(|e| query_error(e, query))?
     };
     let pagination = page::pagination(limit, offset, items.len(), total);

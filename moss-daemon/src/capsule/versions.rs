@@ -2,7 +2,7 @@
 //! list each capsule row keeps of them (`versions_json`), the sweep of dropped ones, and the
 //! packing of their texts.
 
-use rusqlite::{Connection, params};
+use crate::store::engine::{Db, DbError, Engine, FromValue, Row, Value, ValueRef};
 
 /// Keeps capsule `id` as it is now among its versions (before a change) and returns its new
 /// list of versions, which the caller's write of the change puts in `versions_json`. `None`
@@ -15,42 +15,46 @@ use rusqlite::{Connection, params};
 /// `capsule_versions_dead` and deleted [`SWEEP_EVERY`] at a time, in vid order: versions
 /// dropped together were mostly written together, so the sweep empties whole pages of the log
 /// instead of rewriting each page at every commit that drops one of its rows.
-pub(crate) fn save_version(conn: &Connection, id: &str, keep: u32) -> rusqlite::Result<Kept> {
+pub(crate) fn save_version(db: Db<'_>, id: &str, keep: u32) -> Result<Kept, DbError> {
     if keep == 0 {
         return Ok(Kept(None));
     }
-    let (text, evidence, list) = conn
-        .prepare_cached(
-            "SELECT c.capsule_text, e.evidence_json, c.versions_json FROM capsules c
-             LEFT JOIN capsule_evidence e ON e.capsule_id = c.id WHERE c.id = ?1",
-        )?
-        .query_row([id], |r| {
+    let (text, evidence, list) = db.query_one(
+        "SELECT c.capsule_text, e.evidence_json, c.versions_json FROM capsules c
+         LEFT JOIN capsule_evidence e ON e.capsule_id = c.id WHERE c.id = ?1",
+        crate::db_params![id],
+        |r| {
             Ok((
-                pack_text(r.get_ref(0)?.as_str()?),
-                r.get_ref(1)?.as_str_or_null()?.map(pack_text),
-                version_list(r.get_ref(2)?.as_str_or_null()?),
+                r.get::<Packed>(0)?.0,
+                r.get::<Option<Packed>>(1)?.map(|p| p.0),
+                r.get::<VersionList>(2)?.0,
             ))
-        })?;
-    conn.prepare_cached(
+        },
+    )?;
+    let vid: i64 = db.query_one(
         "INSERT INTO capsule_versions(capsule_id, revision, title, capsule_text,
            capsule_chars, tokens_estimate, tags_json, source, run_id, phase, role,
            based_on_json, updated_at, evidence_json)
          SELECT id, revision, title, ?2, capsule_chars, tokens_estimate, tags_json,
            source, run_id, phase, role, based_on_json, updated_at, ?3
-         FROM capsules WHERE id = ?1",
-    )?
-    .execute(params![id, text, evidence])?;
-    let vid = conn.last_insert_rowid();
+         FROM capsules WHERE id = ?1
+         RETURNING vid",
+        crate::db_params![id, text.as_slice(), evidence.as_deref()],
+        |r| r.get(0),
+    )?;
     let kept = list.len().min(keep as usize - 1);
     if kept < list.len() {
-        let mut queue = conn
-            .prepare_cached("INSERT INTO capsule_versions_dead(vid, capsule_id) VALUES (?1, ?2)")?;
+        let mut last = 0;
         for old in &list[kept..] {
-            queue.execute(params![old, id])?;
+            last = db.query_one(
+                "INSERT INTO capsule_versions_dead(vid, capsule_id) VALUES (?1, ?2) RETURNING n",
+                crate::db_params![*old, id],
+                |r| r.get::<i64>(0),
+            )?;
         }
         // The queue's keys start again at 1 once it is emptied: the last one is its length.
-        if conn.last_insert_rowid() >= SWEEP_EVERY {
-            sweep_versions(conn)?;
+        if last >= SWEEP_EVERY {
+            sweep_versions(db)?;
         }
     }
     let mut new = Vec::with_capacity(kept + 1);
@@ -74,9 +78,8 @@ impl Kept {
     }
 
     /// The list as a value for `coalesce(?, versions_json)`.
-    pub(crate) fn into_value(self) -> rusqlite::types::Value {
-        self.0
-            .map_or(rusqlite::types::Value::Null, rusqlite::types::Value::Text)
+    pub(crate) fn into_value(self) -> Value {
+        self.0.map_or(Value::Null, Value::Text)
     }
 }
 
@@ -86,17 +89,52 @@ const SWEEP_EVERY: i64 = 256;
 /// Deletes the versions queued in `capsule_versions_dead`, each only if it is still the
 /// capsule's that dropped it (a damaged list never takes another capsule's version), and
 /// empties the queue.
-pub(crate) fn sweep_versions(conn: &Connection) -> rusqlite::Result<usize> {
-    let n = conn
-        .prepare_cached(
-            "DELETE FROM capsule_versions WHERE vid IN (
-               SELECT d.vid FROM capsule_versions_dead d JOIN capsule_versions v
-                 ON v.vid = d.vid AND v.capsule_id = d.capsule_id)",
-        )?
-        .execute([])?;
-    conn.prepare_cached("DELETE FROM capsule_versions_dead")?
-        .execute([])?;
-    Ok(n)
+pub(crate) fn sweep_versions(db: Db<'_>) -> Result<usize, DbError> {
+    let n = db.execute(
+        "DELETE FROM capsule_versions WHERE vid IN (
+           SELECT d.vid FROM capsule_versions_dead d JOIN capsule_versions v
+             ON v.vid = d.vid AND v.capsule_id = d.capsule_id)",
+        &[],
+    )?;
+    db.execute("DELETE FROM capsule_versions_dead", &[])?;
+    if db.engine() == Engine::Postgres {
+        // SQLite numbers a new key max(n) + 1, so an empty queue starts again at 1 (what
+        // save_version counts on); PostgreSQL's identity goes on unless it is set back.
+        db.query_one(
+            "SELECT setval(pg_get_serial_sequence('capsule_versions_dead', 'n'), 1, false)",
+            &[],
+            |_| Ok(()),
+        )?;
+    }
+    Ok(n as usize)
+}
+
+/// A current text (or evidence) packed for the version log as it is read, without copying it
+/// first.
+struct Packed(Vec<u8>);
+
+impl FromValue for Packed {
+    const WHAT: &'static str = "a text";
+    fn from_value(v: ValueRef<'_>) -> Option<Self> {
+        match v {
+            ValueRef::Text(t) => Some(Packed(pack_text(t))),
+            _ => None,
+        }
+    }
+}
+
+/// A capsule's `versions_json` as read ([`version_list`]).
+struct VersionList(Vec<i64>);
+
+impl FromValue for VersionList {
+    const WHAT: &'static str = "a text or NULL";
+    fn from_value(v: ValueRef<'_>) -> Option<Self> {
+        match v {
+            ValueRef::Null => Some(VersionList(version_list(None))),
+            ValueRef::Text(t) => Some(VersionList(version_list(Some(t)))),
+            _ => None,
+        }
+    }
 }
 
 /// A capsule's `versions_json`: the vids of its kept versions, newest first. A list that does
@@ -120,24 +158,41 @@ fn pack_text(text: &str) -> Vec<u8> {
     packed
 }
 
-/// A version's text from its column `col` (`what` names it in errors): TEXT as written before
-/// texts were packed, or a BLOB from [`pack_text`]. A BLOB that does not unpack is an error
-/// naming the column, never a wrong text.
+/// A version's text column as stored, unpacked as it is read (see [`unpack_text`]).
+struct Unpacked(std::result::Result<String, String>);
+
+impl FromValue for Unpacked {
+    const WHAT: &'static str = "a text or a packed blob";
+    fn from_value(v: ValueRef<'_>) -> Option<Self> {
+        match v {
+            ValueRef::Text(_) | ValueRef::Blob(_) => Some(Unpacked(unpack(v))),
+            _ => None,
+        }
+    }
+}
+
+/// A version's text from its column `col` of `r` (`what` names it in errors): TEXT as written
+/// before texts were packed, or a BLOB from [`pack_text`]. A BLOB that does not unpack is an
+/// error naming the column, never a wrong text. `None` for NULL.
 pub(crate) fn unpack_text(
-    v: rusqlite::types::ValueRef<'_>,
+    r: &Row<'_>,
     col: usize,
     what: &str,
-) -> rusqlite::Result<String> {
-    use rusqlite::types::{FromSqlError, ValueRef};
-    let bad = |why: String| {
-        rusqlite::Error::FromSqlConversionFailure(
-            col,
-            rusqlite::types::Type::Blob,
-            format!("a packed capsule_versions.{what}: {why}").into(),
-        )
-    };
+) -> std::result::Result<Option<String>, DbError> {
+    match r.get::<Option<Unpacked>>(col)? {
+        None => Ok(None),
+        Some(Unpacked(Ok(text))) => Ok(Some(text)),
+        Some(Unpacked(Err(why))) => Err(DbError::Decode {
+            column: col,
+            why: format!("a packed capsule_versions.{what}: {why}"),
+        }),
+    }
+}
+
+/// A stored version text, TEXT or packed BLOB, as a string; why not, when it is damaged.
+fn unpack(v: ValueRef<'_>) -> std::result::Result<String, String> {
     match v {
-        ValueRef::Text(t) => String::from_utf8(t.to_vec()).map_err(|e| bad(e.to_string())),
+        ValueRef::Text(t) => Ok(t.to_string()),
         ValueRef::Blob([PACKED_LZ4, block @ ..]) => {
             // LZ4 expands a block at most about 255 times: a larger length prefix is damage,
             // refused before it is allocated.
@@ -145,29 +200,30 @@ pub(crate) fn unpack_text(
                 .get(..4)
                 .map_or(0, |p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize);
             if claimed > block.len().saturating_mul(255) + 64 {
-                return Err(bad(format!(
+                return Err(format!(
                     "claims {claimed} bytes from a block of {}",
                     block.len()
-                )));
+                ));
             }
-            let bytes = lz4_flex::block::decompress_size_prepended(block)
-                .map_err(|e| bad(e.to_string()))?;
-            String::from_utf8(bytes).map_err(|e| bad(e.to_string()))
+            let bytes =
+                lz4_flex::block::decompress_size_prepended(block).map_err(|e| e.to_string())?;
+            String::from_utf8(bytes).map_err(|e| e.to_string())
         }
-        ValueRef::Blob(_) => Err(bad("an unknown packing".into())),
-        other => Err(rusqlite::Error::FromSqlConversionFailure(
-            col,
-            other.data_type(),
-            Box::new(FromSqlError::InvalidType),
-        )),
+        ValueRef::Blob(_) => Err("an unknown packing".into()),
+        other => Err(format!("{other:?} is no version text")),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use rusqlite::types::ValueRef;
+    use super::{SWEEP_EVERY, pack_text, save_version, sweep_versions, unpack, unpack_text};
+    use crate::store::engine::{Db, DbError, Param, ValueRef};
 
-    use super::{SWEEP_EVERY, pack_text, save_version, sweep_versions, unpack_text};
+    /// `v` read back through a statement as a version text column.
+    fn unpack_read(v: Param<'_>, what: &str) -> Result<Option<String>, DbError> {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        Db::Sqlite(&conn).query_one("SELECT ?1", &[v], |r| unpack_text(r, 0, what))
+    }
 
     #[test]
     fn version_texts_pack_and_unpack() {
@@ -179,28 +235,27 @@ mod tests {
             packed.len(),
             text.len()
         );
-        let unpack = |v| unpack_text(v, 2, "capsule_text");
         assert_eq!(unpack(ValueRef::Blob(&packed)).unwrap(), text);
         let empty = pack_text("");
         assert_eq!(unpack(ValueRef::Blob(&empty)).unwrap(), "");
         // Versions written before texts were packed are TEXT.
-        assert_eq!(unpack(ValueRef::Text(b"as it was")).unwrap(), "as it was");
+        assert_eq!(unpack(ValueRef::Text("as it was")).unwrap(), "as it was");
+        let read = |v| unpack_read(v, "capsule_text").unwrap();
+        assert_eq!(read(Param::Blob(&packed)), Some(text));
+        assert_eq!(read(Param::Text("as it was")).as_deref(), Some("as it was"));
+        assert_eq!(read(Param::Null), None);
     }
 
     /// `(revision, text)` of each version kept of capsule `id`, newest first, from its list;
     /// and how many version rows the log holds for it.
     fn kept(conn: &rusqlite::Connection, id: &str) -> (Vec<(i64, String)>, i64) {
-        let listed = conn
-            .prepare(
+        let listed = Db::Sqlite(conn)
+            .query_map(
                 "SELECT v.revision, v.capsule_text FROM capsules c, json_each(c.versions_json) j
                  JOIN capsule_versions v ON v.vid = j.value WHERE c.id = ?1 ORDER BY j.key",
+                &[Param::Text(id)],
+                |r| Ok((r.get(0)?, unpack_text(r, 1, "capsule_text")?.unwrap())),
             )
-            .unwrap()
-            .query_map([id], |r| {
-                Ok((r.get(0)?, unpack_text(r.get_ref(1)?, 1, "capsule_text")?))
-            })
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
             .unwrap();
         let rows = conn
             .query_row(
@@ -226,7 +281,9 @@ mod tests {
             .unwrap();
         }
         let change = |conn: &rusqlite::Connection, id: &str, keep: u32| {
-            let list = save_version(conn, id, keep).unwrap().into_value();
+            let list = save_version(Db::Sqlite(conn), id, keep)
+                .unwrap()
+                .into_value();
             conn.execute(
                 "UPDATE capsules SET revision = revision + 1, capsule_text = 'r' || (revision + 1),
                    versions_json = coalesce(?2, versions_json) WHERE id = ?1",
@@ -249,14 +306,14 @@ mod tests {
         assert_eq!(kept(&conn, "a"), (vec![rev(5), rev(4), rev(3)], 5));
         assert_eq!(kept(&conn, "b"), (vec![rev(5), rev(4), rev(3)], 5));
         assert_eq!(queued(&conn), 4);
-        assert_eq!(sweep_versions(&conn).unwrap(), 4);
+        assert_eq!(sweep_versions(Db::Sqlite(&conn)).unwrap(), 4);
         assert_eq!(queued(&conn), 0);
         assert_eq!(kept(&conn, "a"), (vec![rev(5), rev(4), rev(3)], 3));
         assert_eq!(kept(&conn, "b").1, 3);
         // Keeping fewer drops every version beyond the new count at the next change.
         change(&conn, "a", 1);
         assert_eq!(kept(&conn, "a").0, vec![rev(6)]);
-        sweep_versions(&conn).unwrap();
+        sweep_versions(Db::Sqlite(&conn)).unwrap();
         assert_eq!(kept(&conn, "a"), (vec![rev(6)], 1));
         assert_eq!(kept(&conn, "b").1, 3, "b's versions are b's alone");
         // Keeping none saves nothing and leaves what is kept alone.
@@ -270,7 +327,7 @@ mod tests {
         )
         .unwrap();
         change(&conn, "a", 1);
-        sweep_versions(&conn).unwrap();
+        sweep_versions(Db::Sqlite(&conn)).unwrap();
         assert_eq!(
             kept(&conn, "b").1,
             3,
@@ -289,18 +346,18 @@ mod tests {
 
     #[test]
     fn a_damaged_version_text_is_an_error_not_a_wrong_text() {
-        let unpack = |v| unpack_text(v, 12, "evidence_json");
         let mut packed = pack_text(&"abc ".repeat(100));
         packed.truncate(packed.len() - 3);
-        let e = unpack(ValueRef::Blob(&packed)).unwrap_err().to_string();
-        assert!(e.contains("a packed capsule_versions.evidence_json"), "{e}");
-        let e = unpack(ValueRef::Blob(&[9, 1, 2])).unwrap_err().to_string();
-        assert!(e.contains("unknown packing"), "{e}");
-        assert!(unpack(ValueRef::Integer(3)).is_err());
-        // A length prefix no LZ4 block of that size can produce is refused before allocating.
-        let e = unpack(ValueRef::Blob(&[1, 0xff, 0xff, 0xff, 0xf0, 0, 0]))
+        let e = unpack_read(Param::Blob(&packed), "evidence_json")
             .unwrap_err()
             .to_string();
+        assert!(e.contains("a packed capsule_versions.evidence_json"), "{e}");
+        let e = unpack(ValueRef::Blob(&[9, 1, 2])).unwrap_err();
+        assert!(e.contains("unknown packing"), "{e}");
+        assert!(unpack(ValueRef::Int(3)).is_err());
+        assert!(unpack_read(Param::Int(3), "evidence_json").is_err());
+        // A length prefix no LZ4 block of that size can produce is refused before allocating.
+        let e = unpack(ValueRef::Blob(&[1, 0xff, 0xff, 0xff, 0xf0, 0, 0])).unwrap_err();
         assert!(e.contains("claims"), "{e}");
     }
 }

@@ -19,6 +19,7 @@ use super::{Capsules, narrow, query, run_ids};
 use crate::error::{Error, Result};
 use crate::names;
 use crate::sql_filter::{Filter, given};
+use crate::store::engine::{Db, Value};
 
 /// How long a watch waits by default, and at most.
 pub const WATCH_DEFAULT_MS: i64 = 30_000;
@@ -36,7 +37,7 @@ fn watch_filter(req: &WatchRequest) -> Result<Filter> {
 /// The first `limit` changes of capsules matching `f` after `cursor`, in change order: each
 /// capsule with its event and sequence number. Purged capsules come from `capsule_purged`.
 fn changes_after(
-    conn: &rusqlite::Connection,
+    db: Db<'_>,
     f: &Filter,
     cursor: i64,
     limit: i64,
@@ -44,6 +45,7 @@ fn changes_after(
     let mut params = f.params().to_vec();
     params.push(cursor.into());
     params.push(limit.into());
+    let params = Value::params(&params);
     let n = params.len();
     let and = if f.is_empty() {
         String::from("WHERE")
@@ -56,19 +58,13 @@ fn changes_after(
          ORDER BY seq LIMIT ?{n}",
         n - 1
     );
-    let hits: Vec<(String, i64)> = conn
-        .prepare_cached(&sql)?
-        .query_map(rusqlite::params_from_iter(params.iter()), |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut load = conn.prepare_cached(&format!(
-        "SELECT {} FROM capsules WHERE id = ?1",
-        query::SUMMARY_COLS
-    ))?;
+    let hits: Vec<(String, i64)> = db.query_map(&sql, &params, |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let load = format!("SELECT {} FROM capsules WHERE id = ?1", query::SUMMARY_COLS);
     let mut out = Vec::with_capacity(hits.len());
     for (id, seq) in hits {
-        let c = load.query_row([&id], query::capsule_from_row)?;
+        let c = db.query_one(&load, crate::db_params![&id], |r| {
+            query::capsule_from_row(r, false)
+        })?;
         let event = event_of(&c);
         out.push((c, event, seq));
     }
@@ -77,16 +73,15 @@ fn changes_after(
         "SELECT seq FROM capsule_purged AS capsules {and} seq > ?{} ORDER BY seq LIMIT ?{n}",
         n - 1
     );
-    let seqs: Vec<i64> = conn
-        .prepare_cached(&sql)?
-        .query_map(rusqlite::params_from_iter(params.iter()), |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut load = conn.prepare_cached(&format!(
+    let seqs: Vec<i64> = db.query_map(&sql, &params, |r| r.get(0))?;
+    let load = format!(
         "SELECT {} FROM capsule_purged WHERE seq = ?1",
         query::SUMMARY_COLS
-    ))?;
+    );
     for seq in seqs {
-        let c = load.query_row([seq], query::capsule_from_row)?;
+        let c = db.query_one(&load, crate::db_params![seq], |r| {
+            query::capsule_from_row(r, false)
+        })?;
         out.push((c, WatchEvent::Purged, seq));
     }
     out.sort_by_key(|(_, _, seq)| *seq);
@@ -149,7 +144,7 @@ impl Capsules {
             let found = self
                 .store
                 .readers
-                .run(move |conn| changes_after(conn, &f2, cursor, limit))
+                .run_db(move |db| changes_after(db, &f2, cursor, limit))
                 .await?;
             if let Some(&(_, _, last)) = found.last() {
                 let events: Vec<WatchChange> = found
@@ -194,7 +189,7 @@ impl Capsules {
         f.any("run_id", &run_ids(req.run_id.as_ref())?);
         self.store
             .readers
-            .run(move |conn| {
+            .run_db(move |db| {
                 // Grouped in the index's own order, so SQLite aggregates as it scans instead
                 // of sorting into a temporary B-tree (27 ms instead of 68 ms for 100,000
                 // capsules); the groups are merged here.
@@ -215,24 +210,23 @@ impl Capsules {
                     deleted_count: 0,
                 };
                 let (mut oldest, mut newest): (Option<i64>, Option<i64>) = (None, None);
-                let mut stmt = conn.prepare_cached(&sql)?;
-                let mut rows = stmt.query(rusqlite::params_from_iter(f.params().iter()))?;
-                while let Some(r) = rows.next()? {
+                db.query_each(&sql, &f.bind(), |r| {
                     let (phase, role): (Option<String>, Option<String>) = (r.get(0)?, r.get(1)?);
                     let deleted: bool = r.get(2)?;
                     let n: i64 = r.get(3)?;
                     if deleted {
                         out.deleted_count += n;
-                        continue;
+                        return Ok(true);
                     }
                     out.capsule_count += n;
-                    out.total_chars += r.get::<_, Option<i64>>(4)?.unwrap_or(0);
+                    out.total_chars += r.get::<Option<i64>>(4)?.unwrap_or(0);
                     *out.by_phase.entry(phase.unwrap_or_default()).or_default() += n;
                     *out.by_role.entry(role.unwrap_or_default()).or_default() += n;
                     let (lo, hi): (i64, i64) = (r.get(5)?, r.get(6)?);
                     oldest = Some(oldest.map_or(lo, |o| o.min(lo)));
                     newest = Some(newest.map_or(hi, |o| o.max(hi)));
-                }
+                    Ok(true)
+                })?;
                 out.oldest = oldest.and_then(rfc3339);
                 out.newest = newest.and_then(rfc3339);
                 Ok(out)
