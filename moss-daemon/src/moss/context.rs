@@ -102,10 +102,10 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
     let task = app
         .store
         .readers
-        .run(move |conn| match asked {
+        .run_db(move |db| match asked {
             Some(t) => {
                 let (_, id) = reasoning::refs::target_id("task", &t)?;
-                if !tasks::exists(conn, &w, &id)? {
+                if !tasks::exists(super::sqlite(db)?, &w, &id)? {
                     return Err(Error::not_found(format!(
                         "no plan or task {id} in workspace {w:?}"
                     ))
@@ -116,7 +116,7 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
                 }
                 Ok(Some(id))
             }
-            None => tasks::focus(conn, &w),
+            None => tasks::focus(super::sqlite(db)?, &w),
         })
         .await?;
     let mut resp = ContextResponse {
@@ -176,22 +176,22 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
             .map(Some)
     };
     let (w, t) = (ws.clone(), task.clone());
-    let rest = app.store.readers.run(move |conn| {
+    let rest = app.store.readers.run_db(move |db| {
         let t = t.as_deref();
-        let handoffs = capsules::handoffs(conn, &w, t, HANDOFFS, true)?;
+        let handoffs = capsules::handoffs(super::sqlite(db)?, &w, t, HANDOFFS, true)?;
         let questions = match t {
-            Some(t) => reasoning::latest_cards(conn, &w, Some(t), "question", PER_SECTION)?,
+            Some(t) => reasoning::latest_cards(db, &w, Some(t), "question", PER_SECTION)?,
             None => Vec::new(),
         };
-        let decisions = reasoning::latest_cards(conn, &w, t, "decision", PER_SECTION)?;
+        let decisions = reasoning::latest_cards(db, &w, t, "decision", PER_SECTION)?;
         let open_tasks = if t.is_none() {
-            tasks::recent(conn, &w, 10, true)?
+            tasks::recent(super::sqlite(db)?, &w, 10, true)?
         } else {
             Vec::new()
         };
         let changes = match t {
             Some(_) => {
-                let mut c = super::changes(conn, &w, CHANGES as i64)?;
+                let mut c = super::changes(db, &w, CHANGES as i64)?;
                 c.truncate(CHANGES);
                 c
             }

@@ -14,6 +14,7 @@ use moss_client::moss::*;
 
 use crate::app::App;
 use crate::error::Result;
+use crate::store::engine::Db;
 use crate::time::rfc3339_ms;
 use crate::{capsule::interface as capsules, memory::interface as memories};
 use crate::{reasoning::interface as reasoning, tasks::interface as tasks};
@@ -118,16 +119,24 @@ pub async fn memory_recall(
 
 /// The last changes of workspace `ws` across families, newest first: at most `per_family`
 /// from each (capsules handed off or stored, reasoning entries, plans and tasks, memories).
-pub fn changes(
-    conn: &rusqlite::Connection,
+/// `db` is a [`Db`] (or a SQLite connection, for the callers that still hold one).
+pub fn changes<'c>(
+    db: impl Into<Db<'c>>,
     ws: &str,
     per_family: i64,
 ) -> Result<Vec<moss_client::moss::ContextItem>> {
+    let db = db.into();
     let mut all = Vec::new();
-    all.extend(capsules::handoffs(conn, ws, None, per_family, false)?);
-    all.extend(reasoning::recent(conn, ws, per_family)?);
-    all.extend(tasks::recent(conn, ws, per_family, false)?);
-    all.extend(memories::recent(conn, ws, per_family)?);
+    all.extend(capsules::handoffs(
+        sqlite(db)?,
+        ws,
+        None,
+        per_family,
+        false,
+    )?);
+    all.extend(reasoning::recent(db, ws, per_family)?);
+    all.extend(tasks::recent(sqlite(db)?, ws, per_family, false)?);
+    all.extend(memories::recent(sqlite(db)?, ws, per_family)?);
     all.sort_by_key(|c| std::cmp::Reverse(c.0));
     Ok(all
         .into_iter()
@@ -145,32 +154,31 @@ pub async fn workspaces(app: &App, _req: WorkspacesRequest) -> Result<Workspaces
     let counts = app
         .store
         .readers
-        .run(|conn| {
+        .run_db(|db| {
             let mut by_ws: BTreeMap<String, (FamilyCounts, i64)> = BTreeMap::new();
-            let mut stmt = conn.prepare_cached(
+            db.query_each(
                 "SELECT workspace, family, counted, last_ms FROM workspace_activity",
+                crate::db_params![],
+                |r| {
+                    let (ws, family, count, last_ms) = (
+                        r.get::<String>(0)?,
+                        r.get::<String>(1)?,
+                        r.get::<i64>(2)?,
+                        r.get::<i64>(3)?,
+                    );
+                    let entry = by_ws.entry(ws).or_default();
+                    let slot = match family.as_str() {
+                        "capsules" => &mut entry.0.capsules,
+                        "reasoning" => &mut entry.0.reasoning,
+                        "tasks" => &mut entry.0.tasks,
+                        "memories" => &mut entry.0.memories,
+                        _ => return Ok(true),
+                    };
+                    *slot += count;
+                    entry.1 = entry.1.max(last_ms);
+                    Ok(true)
+                },
             )?;
-            let rows = stmt.query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, i64>(3)?,
-                ))
-            })?;
-            for row in rows {
-                let (ws, family, count, last_ms) = row?;
-                let entry = by_ws.entry(ws).or_default();
-                let slot = match family.as_str() {
-                    "capsules" => &mut entry.0.capsules,
-                    "reasoning" => &mut entry.0.reasoning,
-                    "tasks" => &mut entry.0.tasks,
-                    "memories" => &mut entry.0.memories,
-                    _ => continue,
-                };
-                *slot += count;
-                entry.1 = entry.1.max(last_ms);
-            }
             Ok(by_ws)
         })
         .await?;
@@ -192,4 +200,17 @@ pub async fn workspaces(app: &App, _req: WorkspacesRequest) -> Result<Workspaces
     Ok(WorkspacesResponse {
         items: items.into_iter().map(|(_, i)| i).collect(),
     })
+}
+
+/// The SQLite connection under `db`, for the reads of other families that still take one
+/// (`capsule`, `tasks` and `memory` interfaces): on a PostgreSQL store such a read is refused
+/// with an error.
+fn sqlite(db: Db<'_>) -> Result<&rusqlite::Connection> {
+    match db {
+        Db::Sqlite(conn) => Ok(conn),
+        Db::Postgres(_) => Err(crate::error::Error::internal(
+            "reading across families",
+            "this read of another family runs only on a SQLite store",
+        )),
+    }
 }

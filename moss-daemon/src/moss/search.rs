@@ -14,8 +14,6 @@
 
 use std::sync::Arc;
 
-use rusqlite::Connection;
-
 use moss_client::moss::{Open, SearchHit, SearchPagination, SearchRequest, SearchResponse};
 use moss_client::reasoning::Budget;
 
@@ -27,6 +25,7 @@ use crate::search_text::{
     FamilyHit, MAX_QUERY_CHARS, RANKED_MATCHES, check_query_start, query_words,
 };
 use crate::store::Source;
+use crate::store::engine::Db;
 use crate::store::semantic::{EmbedSource, Near};
 use crate::{reasoning::interface as reasoning, tasks::interface as tasks};
 use moss_client::search::SearchMode;
@@ -201,9 +200,8 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             return Ok(None);
         }
         let (q, w) = (query.clone(), ws.clone());
-        let words = keyword.then_some(move |conn: &Connection| {
-            reasoning::search_hits(conn, &q, w.as_deref(), words_depth)
-        });
+        let words = keyword
+            .then_some(move |db: Db<'_>| reasoning::search_hits(db, &q, w.as_deref(), words_depth));
         let sources = (&reasoning::SEARCH_SOURCE, &reasoning::EMBED_SOURCE);
         family_hits(
             app,
@@ -225,8 +223,14 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         // task that shares only "the" or "our" with the question would otherwise outrank every
         // answer found by meaning.
         let every_word = mode == SearchMode::Hybrid;
-        let words = keyword.then_some(move |conn: &Connection| {
-            tasks::search_hits(conn, &words, w.as_deref(), depth.max(DEPTH), every_word)
+        let words = keyword.then_some(move |db: Db<'_>| {
+            tasks::search_hits(
+                super::sqlite(db)?,
+                &words,
+                w.as_deref(),
+                depth.max(DEPTH),
+                every_word,
+            )
         });
         let sources = (&tasks::SEARCH_SOURCE, &tasks::EMBED_SOURCE);
         family_hits(
@@ -235,7 +239,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             words,
             vector(),
             &spaces,
-            tasks::near_hits,
+            |db, near| tasks::near_hits(super::sqlite(db)?, near),
             depth,
         )
         .await
@@ -245,8 +249,8 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             return Ok(None);
         }
         let (q, w) = (query.clone(), ws.clone());
-        let words = keyword.then_some(move |conn: &Connection| {
-            memories::search_hits(conn, &q, w.as_deref(), words_depth)
+        let words = keyword.then_some(move |db: Db<'_>| {
+            memories::search_hits(super::sqlite(db)?, &q, w.as_deref(), words_depth)
         });
         let sources = (&memories::SEARCH_SOURCE, &memories::EMBED_SOURCE);
         family_hits(
@@ -255,7 +259,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             words,
             vector(),
             &spaces,
-            memories::near_hits,
+            |db, near| memories::near_hits(super::sqlite(db)?, near),
             depth,
         )
         .await
@@ -322,7 +326,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
 }
 
 /// A family's reading of the items a scan found nearest in meaning, as hits.
-type NearHits = fn(&Connection, &[Near]) -> Result<Vec<(FamilyHit, Near)>>;
+type NearHits = fn(Db<'_>, &[Near]) -> Result<Vec<(FamilyHit, Near)>>;
 
 /// A family's hits: its words' hits (`words`, read once the family's index holds every write
 /// before the search, and meanwhile the query is embedded) fused within the family with its
@@ -330,7 +334,7 @@ type NearHits = fn(&Connection, &[Near]) -> Result<Vec<(FamilyHit, Near)>>;
 async fn family_hits(
     app: &App,
     (index, embedded): (&'static Source, &'static EmbedSource),
-    words: Option<impl FnOnce(&Connection) -> Result<Vec<FamilyHit>> + Send + 'static>,
+    words: Option<impl FnOnce(Db<'_>) -> Result<Vec<FamilyHit>> + Send + 'static>,
     vector: impl Future<Output = Result<Option<Arc<Vec<f32>>>>>,
     spaces: &Option<Vec<String>>,
     near_hits: NearHits,
@@ -341,14 +345,14 @@ async fn family_hits(
             return Ok(Vec::new());
         };
         app.store.await_index(index).await;
-        app.store.readers.run(words).await
+        app.store.readers.run_db(words).await
     };
     let near = async { semantic_part(app, embedded, &vector.await?, spaces).await };
     let (words, near) = tokio::try_join!(words, near)?;
     let hits = app
         .store
         .readers
-        .run(move |conn| Ok(within_family(words, near_hits(conn, &near)?, depth)))
+        .run_db(move |db| Ok(within_family(words, near_hits(db, &near)?, depth)))
         .await?;
     Ok(Some(hits))
 }

@@ -4,7 +4,6 @@
 
 use moss_client::ErrorCode;
 use moss_client::reasoning::*;
-use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
 use super::refs::{self, ALL, MAIN};
@@ -41,12 +40,14 @@ impl Reasoning {
         self.store
             .writer
             .run(move |ctx| {
-                ctx.prepare_cached(
-                    "INSERT OR IGNORE INTO reasoning_checkout(workspace, branch) VALUES (?1, ?2)",
-                )?
-                .execute(params![ws, MAIN])?;
+                let db = ctx.db();
+                db.execute(
+                    "INSERT INTO reasoning_checkout(workspace, branch) VALUES (?1, ?2)
+                     ON CONFLICT DO NOTHING",
+                    crate::db_params![&ws, MAIN],
+                )?;
                 Ok(InitResponse {
-                    checkout: refs::checkout(ctx, &ws)?,
+                    checkout: refs::checkout(db, &ws)?,
                     workspace: ws,
                     storage_dir,
                     schema_version: crate::schema::version() as i64,
@@ -60,29 +61,27 @@ impl Reasoning {
         let ws = refs::workspace(&req.workspace)?;
         self.store
             .readers
-            .run(move |conn| {
-                let branches: i64 = conn.query_row(
+            .run_db(move |db| {
+                let branches: i64 = db.query_one(
                     "SELECT count(*) FROM reasoning_branches WHERE workspace = ?1 AND name != 'main'",
-                    [&ws],
+                    crate::db_params![&ws],
                     |r| r.get(0),
                 )?;
-                let last_event: Option<(i64, i64)> = conn
-                    .query_row(
-                        "SELECT seq, ts_ms FROM task_events WHERE workspace = ?1 ORDER BY seq DESC LIMIT 1",
-                        [&ws],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                    .optional()?;
-                let last_seq: Option<i64> = conn.query_row(
+                let last_event: Option<(i64, i64)> = db.query_opt(
+                    "SELECT seq, ts_ms FROM task_events WHERE workspace = ?1 ORDER BY seq DESC LIMIT 1",
+                    crate::db_params![&ws],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?;
+                let last_seq: Option<i64> = db.query_one(
                     "SELECT max(s) FROM (
                        SELECT max(seq) AS s FROM reasoning_entries WHERE workspace = ?1
                        UNION ALL SELECT max(seq) FROM graph_nodes WHERE workspace = ?1
-                       UNION ALL SELECT max(seq) FROM graph_edges WHERE workspace = ?1)",
-                    [&ws],
+                       UNION ALL SELECT max(seq) FROM graph_edges WHERE workspace = ?1) AS latest",
+                    crate::db_params![&ws],
                     |r| r.get(0),
                 )?;
                 Ok(ReasoningStatus {
-                    checkout: refs::checkout(conn, &ws)?,
+                    checkout: refs::checkout(db, &ws)?,
                     workspace: ws,
                     schema_version: crate::schema::version() as i64,
                     branches: branches + 1,
@@ -122,12 +121,13 @@ impl Reasoning {
         self.store
             .writer
             .run(move |ctx| {
+                let db = ctx.db();
                 let from = match from {
                     Some(f) => f,
-                    None => refs::checkout(ctx, &ws)?,
+                    None => refs::checkout(db, &ws)?,
                 };
-                refs::sources(ctx, &ws, "from", &from)?;
-                if refs::branch(ctx, &ws, &name)?.is_some() {
+                refs::sources(db, &ws, "from", &from)?;
+                if refs::branch(db, &ws, &name)?.is_some() {
                     return Err(Error::new(
                         ErrorCode::Conflict,
                         format!("branch {name:?} already exists in workspace {ws:?}"),
@@ -136,11 +136,11 @@ impl Reasoning {
                 }
                 let seq = ctx.next_seq();
                 let ts_ms = now_ms();
-                ctx.prepare_cached(
+                db.execute(
                     "INSERT INTO reasoning_branches(workspace, name, base_branch, base_seq,
                        created_seq, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-                )?
-                .execute(params![ws, name, from, seq, ts_ms])?;
+                    crate::db_params![&ws, &name, &from, seq, ts_ms],
+                )?;
                 Ok(BranchCreateResponse {
                     workspace: ws,
                     branch: BranchInfo {
@@ -163,36 +163,32 @@ impl Reasoning {
         let (mut resp, seqs) = self
             .store
             .readers
-            .run(move |conn| {
-                let current = refs::checkout(conn, &ws)?;
-                let mut stmt = conn.prepare_cached(
+            .run_db(move |db| {
+                let current = refs::checkout(db, &ws)?;
+                let rows = db.query_map(
                     "SELECT name, base_branch, base_seq, created_at_ms, created_seq
                      FROM reasoning_branches WHERE workspace = ?1 AND created_seq < ?2
                      ORDER BY created_seq DESC LIMIT ?3",
+                    crate::db_params![&ws, cursor.unwrap_or(ALL), limit + 1],
+                    |r| {
+                        Ok((
+                            BranchInfo {
+                                name: r.get(0)?,
+                                base_branch: r.get(1)?,
+                                base_seq: r.get(2)?,
+                                created_at_ms: r.get(3)?,
+                                current: false,
+                            },
+                            r.get::<i64>(4)?,
+                        ))
+                    },
                 )?;
-                let mut branches = Vec::new();
-                let mut seqs = Vec::new();
-                for row in stmt.query_map(params![ws, cursor.unwrap_or(ALL), limit + 1], |r| {
-                    Ok((
-                        BranchInfo {
-                            name: r.get(0)?,
-                            base_branch: r.get(1)?,
-                            base_seq: r.get(2)?,
-                            created_at_ms: r.get(3)?,
-                            current: false,
-                        },
-                        r.get::<_, i64>(4)?,
-                    ))
-                })? {
-                    let (b, s) = row?;
-                    branches.push(b);
-                    seqs.push(s);
-                }
+                let (mut branches, mut seqs): (Vec<_>, Vec<_>) = rows.into_iter().unzip();
                 let has_more = branches.len() as i64 > limit;
                 branches.truncate(limit as usize);
                 seqs.truncate(limit as usize);
                 if !has_more && !branches.iter().any(|b| b.name == MAIN) {
-                    branches.push(refs::branch(conn, &ws, MAIN)?.expect("main always exists"));
+                    branches.push(refs::branch(db, &ws, MAIN)?.expect("main always exists"));
                     seqs.push(0);
                 }
                 for b in &mut branches {
@@ -237,16 +233,18 @@ impl Reasoning {
         self.store
             .writer
             .run(move |ctx| {
-                refs::existing_branch(ctx, &ws, "ref", &target)?;
-                let previous: Option<String> = ctx
-                    .prepare_cached("SELECT branch FROM reasoning_checkout WHERE workspace = ?1")?
-                    .query_row([&ws], |r| r.get(0))
-                    .optional()?;
-                ctx.prepare_cached(
+                let db = ctx.db();
+                refs::existing_branch(db, &ws, "ref", &target)?;
+                let previous: Option<String> = db.query_opt(
+                    "SELECT branch FROM reasoning_checkout WHERE workspace = ?1",
+                    crate::db_params![&ws],
+                    |r| r.get(0),
+                )?;
+                db.execute(
                     "INSERT INTO reasoning_checkout(workspace, branch) VALUES (?1, ?2)
                      ON CONFLICT(workspace) DO UPDATE SET branch = excluded.branch",
-                )?
-                .execute(params![ws, target])?;
+                    crate::db_params![&ws, &target],
+                )?;
                 Ok(CheckoutResponse {
                     workspace: ws,
                     previous: Some(previous.unwrap_or_else(|| MAIN.into())),

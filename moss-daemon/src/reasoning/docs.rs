@@ -2,7 +2,6 @@
 //! [`super::branches`].
 
 use moss_client::reasoning::*;
-use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
 use super::refs::{self, ALL, DocAddress, DocRef, Naming};
@@ -12,12 +11,13 @@ use crate::budget::{Fit, cut_text};
 use crate::error::{Error, Result};
 use crate::read::Read;
 use crate::store::WriteCtx;
+use crate::store::engine::{Db, DbError, Row};
 
 /// The columns an [`Entry`] is read from, in [`entry_from_row`]'s order.
 pub const ENTRY_COLUMNS: &str = "seq, ts_ms, branch, doc, kind, title, format, meta_json, \
     content, source_event_id, event_type, task_id, path, payload_json";
 
-pub fn entry_from_row(r: &Row) -> rusqlite::Result<Entry> {
+pub fn entry_from_row(r: &Row) -> std::result::Result<Entry, DbError> {
     let ts_ms: i64 = r.get(1)?;
     Ok(Entry {
         seq: r.get(0)?,
@@ -60,41 +60,42 @@ pub struct NewEntry<'a> {
 /// and `false` instead.
 pub fn insert_entry(ctx: &WriteCtx, ws: &str, e: NewEntry) -> Result<(Entry, bool)> {
     if let Some(id) = &e.source_event_id {
-        let found = ctx
-            .prepare_cached(&format!(
+        let found = ctx.db().query_opt(
+            &format!(
                 "SELECT {ENTRY_COLUMNS} FROM reasoning_entries
                  WHERE workspace = ?1 AND branch = ?2 AND doc = ?3 AND source_event_id = ?4"
-            ))?
-            .query_row(params![ws, e.branch, e.doc, id], entry_from_row)
-            .optional()?;
+            ),
+            crate::db_params![ws, e.branch, e.doc, id],
+            entry_from_row,
+        )?;
         if let Some(found) = found {
             return Ok((found, false));
         }
     }
     let seq = ctx.next_seq();
     let ts_ms = now_ms();
-    ctx.prepare_cached(
+    ctx.db().execute(
         "INSERT INTO reasoning_entries(seq, workspace, branch, doc, ts_ms, kind, title, format,
            meta_json, content, source_event_id, event_type, task_id, path, payload_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-    )?
-    .execute(params![
-        seq,
-        ws,
-        e.branch,
-        e.doc,
-        ts_ms,
-        e.kind,
-        e.title,
-        e.format,
-        e.meta_json,
-        e.content,
-        e.source_event_id,
-        e.event_type,
-        e.task_id,
-        e.path,
-        e.payload_json
-    ])?;
+        crate::db_params![
+            seq,
+            ws,
+            e.branch,
+            e.doc,
+            ts_ms,
+            e.kind,
+            e.title.as_ref(),
+            e.format.as_ref(),
+            e.meta_json.as_ref(),
+            e.content.as_ref(),
+            e.source_event_id.as_ref(),
+            e.event_type.as_ref(),
+            e.task_id.as_ref(),
+            e.path.as_ref(),
+            e.payload_json.as_ref()
+        ],
+    )?;
     Ok((
         Entry {
             seq,
@@ -155,7 +156,7 @@ pub fn difference(to: &[(String, i64)], from: &[(String, i64)]) -> Vec<Range> {
 /// The newest `limit` entries (+1 to tell whether there are more) of these ranges, below
 /// `cursor`, newest first: one indexed range scan per range, merged.
 pub fn read_ranges(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     doc: Option<&str>,
     kind: Option<&str>,
@@ -169,29 +170,27 @@ pub fn read_ranges(
         Some(_) => format!(
             "SELECT {ENTRY_COLUMNS} FROM reasoning_entries
              WHERE workspace = ?1 AND branch = ?2 AND doc = ?3 AND seq > ?4 AND seq <= ?5
-               AND (?6 IS NULL OR kind = ?6)
+               AND (CAST(?6 AS TEXT) IS NULL OR kind = ?6)
              ORDER BY seq DESC LIMIT ?7"
         ),
         None => format!(
             "SELECT {ENTRY_COLUMNS} FROM reasoning_entries
-             WHERE workspace = ?1 AND branch = ?2 AND ?3 IS NULL AND seq > ?4 AND seq <= ?5
-               AND (?6 IS NULL OR kind = ?6)
+             WHERE workspace = ?1 AND branch = ?2 AND CAST(?3 AS TEXT) IS NULL
+               AND seq > ?4 AND seq <= ?5
+               AND (CAST(?6 AS TEXT) IS NULL OR kind = ?6)
              ORDER BY seq DESC LIMIT ?7"
         ),
     };
-    let mut stmt = conn.prepare_cached(&sql)?;
     for r in ranges {
         let hi = r.hi.min(upper);
         if hi <= r.lo {
             continue;
         }
-        let rows = stmt.query_map(
-            params![ws, r.branch, doc, r.lo, hi, kind, limit + 1],
+        out.extend(db.query_map(
+            &sql,
+            crate::db_params![ws, &r.branch, doc, r.lo, hi, kind, limit + 1],
             entry_from_row,
-        )?;
-        for row in rows {
-            out.push(row?);
-        }
+        )?);
     }
     out.sort_by_key(|x| std::cmp::Reverse(x.seq));
     out.truncate(limit as usize + 1);
@@ -384,8 +383,9 @@ impl Reasoning {
         self.store
             .writer
             .run(move |ctx| {
-                let at = refs::address_of(ctx, &ws, &req, |r| &r.notes_doc, naming)?;
-                refs::existing_branch(ctx, &ws, "branch", &at.branch)?;
+                let db = ctx.db();
+                let at = refs::address_of(db, &ws, &req, |r| &r.notes_doc, naming)?;
+                refs::existing_branch(db, &ws, "branch", &at.branch)?;
                 let (entry, inserted) = insert_entry(
                     ctx,
                     &ws,
@@ -421,18 +421,10 @@ impl Reasoning {
                 ));
             }
         };
-        read.run(&self.store, move |conn, ws| {
-            let at = refs::address_of(conn, &ws, &req, pick, &Naming::notes("branchmind_show"))?;
-            let sources = refs::sources(conn, &ws, "branch", &at.branch)?;
-            let rows = read_ranges(
-                conn,
-                &ws,
-                Some(&at.doc),
-                None,
-                &view(&sources),
-                cursor,
-                limit,
-            )?;
+        read.run_db(&self.store, move |db, ws| {
+            let at = refs::address_of(db, &ws, &req, pick, &Naming::notes("branchmind_show"))?;
+            let sources = refs::sources(db, &ws, "branch", &at.branch)?;
+            let rows = read_ranges(db, &ws, Some(&at.doc), None, &view(&sources), cursor, limit)?;
             let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
             Ok(ShowResponse {
                 branch: at.branch,
@@ -451,12 +443,12 @@ impl Reasoning {
         let read = Read::new(self.config.output_max_chars, &req)?;
         let (limit, cursor) = read.page(req.limit, req.cursor, 20, 200)?;
         let kind_filter = req.kind.clone();
-        read.run(&self.store, move |conn, ws| {
+        read.run_db(&self.store, move |db, ws| {
             let (branch, _) =
-                refs::branch_of(conn, &ws, req.target.as_deref(), req.branch.as_deref())?;
-            let sources = refs::sources(conn, &ws, "branch", &branch)?;
+                refs::branch_of(db, &ws, req.target.as_deref(), req.branch.as_deref())?;
+            let sources = refs::sources(db, &ws, "branch", &branch)?;
             let rows = read_ranges(
-                conn,
+                db,
                 &ws,
                 None,
                 kind_filter.as_deref(),
@@ -481,16 +473,16 @@ impl Reasoning {
         let read = Read::new(self.config.output_max_chars, &req)?;
         let notes_limit = limit("notes_limit", req.notes_limit, 20, 200)?;
         let trace_limit = limit("trace_limit", req.trace_limit, 20, 200)?;
-        read.run(&self.store, move |conn, ws| {
-            let r = refs::resolve_target(conn, &ws, &req.target)?;
+        read.run_db(&self.store, move |db, ws| {
+            let r = refs::resolve_target(db, &ws, &req.target)?;
             let (_, id) = refs::target_id("target", &req.target)?;
-            let target = crate::tasks::interface::load_item(conn, &ws, &id)?
+            let target = crate::tasks::interface::load_item(super::sqlite(db)?, &ws, &id)?
                 .map(|item| serde_json::to_value(item).expect("items serialize"))
                 .unwrap_or(Value::Null);
-            let sources = refs::sources(conn, &ws, "target", &r.branch)?;
+            let sources = refs::sources(db, &ws, "target", &r.branch)?;
             let ranges = view(&sources);
             let slice = |doc: &str, lim: i64| -> Result<DocSlice> {
-                let rows = read_ranges(conn, &ws, Some(doc), None, &ranges, None, lim)?;
+                let rows = read_ranges(db, &ws, Some(doc), None, &ranges, None, lim)?;
                 let (entries, pagination) = page_of(rows, None, lim, |e| e.seq);
                 Ok(DocSlice {
                     doc: doc.to_string(),
@@ -517,11 +509,11 @@ impl Reasoning {
         let from = refs::name("from", &req.from)?;
         let to = refs::name("to", &req.to)?;
         let doc = refs::name("doc", req.doc.as_deref().unwrap_or("notes"))?;
-        read.run(&self.store, move |conn, ws| {
-            let from_sources = refs::sources(conn, &ws, "from", &from)?;
-            let to_sources = refs::sources(conn, &ws, "to", &to)?;
+        read.run_db(&self.store, move |db, ws| {
+            let from_sources = refs::sources(db, &ws, "from", &from)?;
+            let to_sources = refs::sources(db, &ws, "to", &to)?;
             let ranges = difference(&to_sources, &from_sources);
-            let rows = read_ranges(conn, &ws, Some(&doc), None, &ranges, cursor, limit)?;
+            let rows = read_ranges(db, &ws, Some(&doc), None, &ranges, cursor, limit)?;
             let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
             Ok(DiffResponse {
                 from,
@@ -555,21 +547,21 @@ impl Reasoning {
         self.store
             .writer
             .run(move |ctx| {
-                let from_sources = refs::sources(ctx, &ws, "from", &from)?;
-                let into_sources = refs::sources(ctx, &ws, "into", &into)?;
+                let db = ctx.db();
+                let from_sources = refs::sources(db, &ws, "from", &from)?;
+                let into_sources = refs::sources(db, &ws, "into", &into)?;
                 let ranges = difference(&from_sources, &into_sources);
-                let rows = read_ranges(ctx, &ws, Some(&doc), Some("note"), &ranges, cursor, limit)?;
+                let rows = read_ranges(db, &ws, Some(&doc), Some("note"), &ranges, cursor, limit)?;
                 let (entries, pagination) = page_of(rows, cursor, limit, |e| e.seq);
                 let (mut merged, mut skipped) = (0, 0);
                 for e in entries.into_iter().rev() {
                     let key = format!("merge:{}:{}", e.branch, e.seq);
-                    let exists: Option<i64> = ctx
-                        .prepare_cached(
-                            "SELECT 1 FROM reasoning_entries WHERE workspace = ?1 AND branch = ?2
+                    let exists: Option<i64> = db.query_opt(
+                        "SELECT 1 FROM reasoning_entries WHERE workspace = ?1 AND branch = ?2
                                AND doc = ?3 AND source_event_id = ?4",
-                        )?
-                        .query_row(params![ws, into, doc, key], |r| r.get(0))
-                        .optional()?;
+                        crate::db_params![&ws, &into, &doc, &key],
+                        |r| r.get(0),
+                    )?;
                     if exists.is_some() {
                         skipped += 1;
                         continue;
@@ -608,13 +600,13 @@ impl Reasoning {
 
     /// Resolves a graph or card address on a read connection.
     pub(crate) fn graph_address(
-        conn: &Connection,
+        db: Db<'_>,
         ws: &str,
         req: &impl DocRef,
         naming: &Naming,
     ) -> Result<(DocAddress, Vec<(String, i64)>)> {
-        let at = refs::address_of(conn, ws, req, |r| &r.graph_doc, naming)?;
-        let sources = refs::sources(conn, ws, "branch", &at.branch)?;
+        let at = refs::address_of(db, ws, req, |r| &r.graph_doc, naming)?;
+        let sources = refs::sources(db, ws, "branch", &at.branch)?;
         Ok((at, sources))
     }
 }

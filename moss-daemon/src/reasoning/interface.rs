@@ -29,7 +29,7 @@ pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 /// Entries matching the FTS5 `query` in workspace `ws` (every workspace if `None`), best
 /// first, at most `limit`, ranked among the newest [`crate::search_text::RANKED_MATCHES`].
 pub fn search_hits(
-    conn: &rusqlite::Connection,
+    db: crate::store::engine::Db<'_>,
     query: &str,
     ws: Option<&str>,
     limit: i64,
@@ -54,72 +54,68 @@ pub fn search_hits(
             FROM fts.reasoning_fts WHERE reasoning_fts MATCH ?1 AND rowid = hits.rid)
          FROM hits CROSS JOIN reasoning_entries AS e ON e.seq = hits.rid
          ORDER BY hits.rank, e.seq DESC";
-    let run = || -> rusqlite::Result<Vec<FamilyHit>> {
-        conn.prepare_cached(sql)?
-            .query_map(rusqlite::params![query, ws, limit, newest - 1], |r| {
-                let seq: i64 = r.get(0)?;
-                let workspace: String = r.get(1)?;
-                let branch: String = r.get(2)?;
-                let doc: String = r.get(3)?;
-                let kind: String = r.get(4)?;
-                let title: Option<String> = r.get(5)?;
-                let content: Option<String> = r.get(6)?;
-                let raw: Option<String> = r.get(7)?;
-                let title = title.unwrap_or_else(|| {
-                    let text = content.unwrap_or_default();
-                    text.chars().take(80).collect()
-                });
-                Ok(FamilyHit {
-                    id: seq.to_string(),
-                    kind,
-                    title,
-                    snippet: render_snippet(raw.as_deref().unwrap_or(""), SNIPPET_CHARS),
-                    open: (
-                        "branchmind_show",
-                        serde_json::json!({
-                            "workspace": workspace, "branch": branch, "doc": doc,
-                            "cursor": seq + 1, "limit": 1,
-                        }),
-                    ),
-                    workspace,
-                    explain: None,
-                })
-            })?
-            .collect()
-    };
-    run().map_err(|e| query_error(e, query))
+    db.query_map(sql, crate::db_params![query, ws, limit, newest - 1], |r| {
+        let seq: i64 = r.get(0)?;
+        let workspace: String = r.get(1)?;
+        let branch: String = r.get(2)?;
+        let doc: String = r.get(3)?;
+        let kind: String = r.get(4)?;
+        let title: Option<String> = r.get(5)?;
+        let content: Option<String> = r.get(6)?;
+        let raw: Option<String> = r.get(7)?;
+        let title = title.unwrap_or_else(|| {
+            let text = content.unwrap_or_default();
+            text.chars().take(80).collect()
+        });
+        Ok(FamilyHit {
+            id: seq.to_string(),
+            kind,
+            title,
+            snippet: render_snippet(raw.as_deref().unwrap_or(""), SNIPPET_CHARS),
+            open: (
+                "branchmind_show",
+                serde_json::json!({
+                    "workspace": workspace, "branch": branch, "doc": doc,
+                    "cursor": seq + 1, "limit": 1,
+                }),
+            ),
+            workspace,
+            explain: None,
+        })
+    })
+    .map_err(|e| query_error(e, query))
 }
 
 /// The newest think cards of type `card_type` (`decision`, `question`…) in workspace `ws`,
 /// on any branch, for `task`'s documents only when one is given; at most `limit`.
 pub fn latest_cards(
-    conn: &rusqlite::Connection,
+    db: crate::store::engine::Db<'_>,
     ws: &str,
     task: Option<&str>,
     card_type: &str,
     limit: i64,
 ) -> crate::error::Result<Vec<(i64, moss_client::moss::ContextItem)>> {
     let prefix = task.map(|t| format!("{t}-%"));
-    let mut stmt = conn.prepare_cached(
+    let rows = db.query_map(
         "SELECT seq, branch, doc, title, content, ts_ms FROM reasoning_entries
          WHERE workspace = ?1 AND format = 'card'
            AND json_extract(meta_json, '$.card_type') = ?2
-           AND (?3 IS NULL OR doc LIKE ?3 OR branch = 'task/' || ?4)
+           AND (CAST(?3 AS TEXT) IS NULL OR doc LIKE ?3 OR branch = 'task/' || ?4)
          ORDER BY seq DESC LIMIT ?5",
+        crate::db_params![ws, card_type, prefix.as_ref(), task, limit],
+        |r| {
+            Ok((
+                r.get::<i64>(0)?,
+                r.get::<String>(1)?,
+                r.get::<String>(2)?,
+                r.get::<Option<String>>(3)?,
+                r.get::<Option<String>>(4)?,
+                r.get::<i64>(5)?,
+            ))
+        },
     )?;
-    let rows = stmt.query_map(rusqlite::params![ws, card_type, prefix, task, limit], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, Option<String>>(3)?,
-            r.get::<_, Option<String>>(4)?,
-            r.get::<_, i64>(5)?,
-        ))
-    })?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (seq, branch, doc, title, content, at) = row?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (seq, branch, doc, title, content, at) in rows {
         out.push((
             at,
             entry_item(ws, card_type, seq, &branch, &doc, title, content, at),
@@ -131,30 +127,30 @@ pub fn latest_cards(
 /// The newest entries of workspace `ws` on any branch (notes, trace, cards), at most `limit`:
 /// its last changes.
 pub fn recent(
-    conn: &rusqlite::Connection,
+    db: crate::store::engine::Db<'_>,
     ws: &str,
     limit: i64,
 ) -> crate::error::Result<Vec<(i64, moss_client::moss::ContextItem)>> {
-    let mut stmt = conn.prepare_cached(
+    let rows = db.query_map(
         "SELECT seq, branch, doc, title, content, ts_ms,
            CASE WHEN format = 'card'
              THEN COALESCE(json_extract(meta_json, '$.card_type'), kind) ELSE kind END
          FROM reasoning_entries WHERE workspace = ?1 ORDER BY seq DESC LIMIT ?2",
+        crate::db_params![ws, limit],
+        |r| {
+            Ok((
+                r.get::<i64>(0)?,
+                r.get::<String>(1)?,
+                r.get::<String>(2)?,
+                r.get::<Option<String>>(3)?,
+                r.get::<Option<String>>(4)?,
+                r.get::<i64>(5)?,
+                r.get::<String>(6)?,
+            ))
+        },
     )?;
-    let rows = stmt.query_map(rusqlite::params![ws, limit], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, Option<String>>(3)?,
-            r.get::<_, Option<String>>(4)?,
-            r.get::<_, i64>(5)?,
-            r.get::<_, String>(6)?,
-        ))
-    })?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (seq, branch, doc, title, content, at, kind) = row?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (seq, branch, doc, title, content, at, kind) in rows {
         out.push((
             at,
             entry_item(ws, &kind, seq, &branch, &doc, title, content, at),
@@ -201,29 +197,27 @@ fn entry_item(
 /// The entries `near` names (found by meaning, best first), as cross-family hits: each with its
 /// passage nearest the query as the snippet.
 pub fn near_hits(
-    conn: &rusqlite::Connection,
+    db: crate::store::engine::Db<'_>,
     near: &[crate::store::semantic::Near],
 ) -> crate::error::Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
     use crate::search_text::{FamilyHit, SNIPPET_CHARS, render_snippet};
-    use rusqlite::OptionalExtension;
-    let mut stmt = conn.prepare_cached(
-        "SELECT e.seq, e.workspace, e.branch, e.doc,
+    let mut out = Vec::with_capacity(near.len());
+    for n in near {
+        let hit = db.query_opt(
+            "SELECT e.seq, e.workspace, e.branch, e.doc,
            CASE WHEN e.format = 'card'
              THEN COALESCE(json_extract(e.meta_json, '$.card_type'), e.kind) ELSE e.kind END,
            e.title, e.content
          FROM reasoning_entries AS e WHERE e.seq = ?1",
-    )?;
-    let mut out = Vec::with_capacity(near.len());
-    for n in near {
-        let hit = stmt
-            .query_row([n.doc], |r| {
+            crate::db_params![n.doc],
+            |r| {
                 let seq: i64 = r.get(0)?;
                 let workspace: String = r.get(1)?;
                 let branch: String = r.get(2)?;
                 let doc: String = r.get(3)?;
-                let content: String = r.get::<_, Option<String>>(6)?.unwrap_or_default();
+                let content: String = r.get::<Option<String>>(6)?.unwrap_or_default();
                 let title: String = r
-                    .get::<_, Option<String>>(5)?
+                    .get::<Option<String>>(5)?
                     .unwrap_or_else(|| content.chars().take(80).collect());
                 Ok(FamilyHit {
                     id: seq.to_string(),
@@ -243,8 +237,8 @@ pub fn near_hits(
                     workspace,
                     explain: None,
                 })
-            })
-            .optional()?;
+            },
+        )?;
         out.extend(hit.map(|h| (h, *n)));
     }
     Ok(out)

@@ -5,11 +5,12 @@ use moss_client::reasoning::{
     BranchInfo, CommitRequest, GraphApplyRequest, GraphQueryRequest, GraphValidateRequest,
     NotesCommitRequest, ReasoningRef, ShowRequest, ThinkContextRequest, ThinkNextRequest,
 };
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
 use super::suggest;
 use crate::error::{Error, Result};
+use crate::store::WriteCtx;
+use crate::store::engine::Db;
 
 /// The root branch every workspace has.
 pub const MAIN: &str = "main";
@@ -79,9 +80,9 @@ pub fn reasoning_ref(kind: &str, id: &str) -> ReasoningRef {
 }
 
 /// Resolves `target` to its `reasoning_ref`; the plan or task must exist.
-pub fn resolve_target(conn: &Connection, ws: &str, target: &str) -> Result<ReasoningRef> {
+pub fn resolve_target(db: Db<'_>, ws: &str, target: &str) -> Result<ReasoningRef> {
     let (kind, id) = target_id("target", target)?;
-    if !crate::tasks::interface::exists(conn, ws, &id)? {
+    if !crate::tasks::interface::exists(super::sqlite(db)?, ws, &id)? {
         return Err(suggest(
             Error::not_found(format!("no {kind} {id} in workspace {ws:?}"))
                 .with_details(json!({ "field": "target", "target": id })),
@@ -93,22 +94,23 @@ pub fn resolve_target(conn: &Connection, ws: &str, target: &str) -> Result<Reaso
 }
 
 /// The workspace's checked-out branch (`main` until `branchmind_checkout`).
-pub fn checkout(conn: &Connection, ws: &str) -> Result<String> {
-    Ok(conn
-        .prepare_cached("SELECT branch FROM reasoning_checkout WHERE workspace = ?1")?
-        .query_row([ws], |r| r.get(0))
-        .optional()?
+pub fn checkout(db: Db<'_>, ws: &str) -> Result<String> {
+    Ok(db
+        .query_opt(
+            "SELECT branch FROM reasoning_checkout WHERE workspace = ?1",
+            crate::db_params![ws],
+            |r| r.get(0),
+        )?
         .unwrap_or_else(|| MAIN.to_string()))
 }
 
 /// A branch's record, `None` if it does not exist (`main` always does).
-pub fn branch(conn: &Connection, ws: &str, name: &str) -> Result<Option<BranchInfo>> {
-    let row = conn
-        .prepare_cached(
-            "SELECT base_branch, base_seq, created_at_ms FROM reasoning_branches
+pub fn branch(db: Db<'_>, ws: &str, name: &str) -> Result<Option<BranchInfo>> {
+    let row = db.query_opt(
+        "SELECT base_branch, base_seq, created_at_ms FROM reasoning_branches
              WHERE workspace = ?1 AND name = ?2",
-        )?
-        .query_row(params![ws, name], |r| {
+        crate::db_params![ws, name],
+        |r| {
             Ok(BranchInfo {
                 name: name.to_string(),
                 base_branch: r.get(0)?,
@@ -116,8 +118,8 @@ pub fn branch(conn: &Connection, ws: &str, name: &str) -> Result<Option<BranchIn
                 created_at_ms: r.get(2)?,
                 current: false,
             })
-        })
-        .optional()?;
+        },
+    )?;
     Ok(row.or_else(|| {
         (name == MAIN).then(|| BranchInfo {
             name: MAIN.into(),
@@ -130,8 +132,8 @@ pub fn branch(conn: &Connection, ws: &str, name: &str) -> Result<Option<BranchIn
 }
 
 /// The branch, or `NOT_FOUND` suggesting `branchmind_branch_list`.
-pub fn existing_branch(conn: &Connection, ws: &str, field: &str, name: &str) -> Result<BranchInfo> {
-    branch(conn, ws, name)?.ok_or_else(|| unknown_branch(ws, field, name))
+pub fn existing_branch(db: Db<'_>, ws: &str, field: &str, name: &str) -> Result<BranchInfo> {
+    branch(db, ws, name)?.ok_or_else(|| unknown_branch(ws, field, name))
 }
 
 pub fn unknown_branch(ws: &str, field: &str, name: &str) -> Error {
@@ -148,14 +150,9 @@ pub fn unknown_branch(ws: &str, field: &str, name: &str) -> Error {
 
 /// The sources of `branch`'s view, nearest first: `(branch, cutoff)` pairs. The branch itself
 /// is read in full; each base up to the smallest cutoff on the way to it.
-pub fn sources(
-    conn: &Connection,
-    ws: &str,
-    field: &str,
-    branch_name: &str,
-) -> Result<Vec<(String, i64)>> {
+pub fn sources(db: Db<'_>, ws: &str, field: &str, branch_name: &str) -> Result<Vec<(String, i64)>> {
     let mut out: Vec<(String, i64)> = Vec::new();
-    let mut current = existing_branch(conn, ws, field, branch_name)?;
+    let mut current = existing_branch(db, ws, field, branch_name)?;
     let mut cutoff = ALL;
     loop {
         if out.iter().any(|(b, _)| *b == current.name) {
@@ -181,7 +178,7 @@ pub fn sources(
             ));
         }
         cutoff = cutoff.min(base_seq);
-        current = branch(conn, ws, &base)?.ok_or_else(|| {
+        current = branch(db, ws, &base)?.ok_or_else(|| {
             Error::internal(
                 "reading a branch",
                 format!("base {base:?} of {:?} is missing", current.name),
@@ -242,17 +239,17 @@ impl Naming {
 /// The branch of `(target?, branch?)`: `branch`, else the target's branch, else the checkout;
 /// with the target's `reasoning_ref`.
 pub fn branch_of(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     target: Option<&str>,
     branch: Option<&str>,
 ) -> Result<(String, Option<ReasoningRef>)> {
     let target = target.filter(|t| !t.trim().is_empty());
-    let reference = target.map(|t| resolve_target(conn, ws, t)).transpose()?;
+    let reference = target.map(|t| resolve_target(db, ws, t)).transpose()?;
     let branch = match (branch.filter(|b| !b.trim().is_empty()), &reference) {
         (Some(b), _) => name("branch", b)?,
         (None, Some(r)) => r.branch.clone(),
-        (None, None) => checkout(conn, ws)?,
+        (None, None) => checkout(db, ws)?,
     };
     Ok((branch, reference))
 }
@@ -294,21 +291,13 @@ doc_ref!(
 
 /// [`address`] of the document `req` names.
 pub fn address_of(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     req: &impl DocRef,
     pick: fn(&ReasoningRef) -> &str,
     naming: &Naming,
 ) -> Result<DocAddress> {
-    address(
-        conn,
-        ws,
-        req.target(),
-        req.branch(),
-        req.doc(),
-        pick,
-        naming,
-    )
+    address(db, ws, req.target(), req.branch(), req.doc(), pick, naming)
 }
 
 /// Resolves `(target?, branch?, doc?)`. A document is always named, never guessed: `target`
@@ -316,7 +305,7 @@ pub fn address_of(
 /// target, `doc` names it, on `branch` or the checked-out branch. A call that names neither is
 /// `INVALID_REQUEST` carrying the call that works (see [`unnamed_document`]).
 pub fn address(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     target: Option<&str>,
     branch: Option<&str>,
@@ -327,9 +316,9 @@ pub fn address(
     let doc = doc.filter(|d| !d.trim().is_empty());
     let no_target = target.is_none_or(|t| t.trim().is_empty());
     if no_target && doc.is_none() {
-        return Err(unnamed_document(conn, ws, branch, naming)?);
+        return Err(unnamed_document(db, ws, branch, naming)?);
     }
-    let (branch, reference) = branch_of(conn, ws, target, branch)?;
+    let (branch, reference) = branch_of(db, ws, target, branch)?;
     let doc = match (doc, &reference) {
         (Some(d), _) => name("doc", d)?,
         (None, Some(r)) => pick(r).to_string(),
@@ -344,8 +333,8 @@ pub fn address(
 
 /// The plan or task whose canonical branch `branch` is, or was made from (through its bases):
 /// `(kind, id)`. `None` for other branches, and for a branch that does not exist.
-pub fn owner(conn: &Connection, ws: &str, branch: &str) -> Result<Option<(&'static str, String)>> {
-    let sources = match sources(conn, ws, "branch", branch) {
+pub fn owner(db: Db<'_>, ws: &str, branch: &str) -> Result<Option<(&'static str, String)>> {
+    let sources = match sources(db, ws, "branch", branch) {
         Ok(s) => s,
         Err(e) if e.0.code == ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(e),
@@ -361,20 +350,20 @@ pub fn owner(conn: &Connection, ws: &str, branch: &str) -> Result<Option<(&'stat
 /// is (or was made from) a plan's or task's branch, `target` with that branch; else the
 /// branch with the tool's usual document names.
 pub fn unnamed_document(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     branch: Option<&str>,
     naming: &Naming,
 ) -> Result<Error> {
     let branch = match branch.filter(|b| !b.trim().is_empty()) {
         Some(b) => name("branch", b)?,
-        None => checkout(conn, ws)?,
+        None => checkout(db, ws)?,
     };
     let fields: Vec<&str> = naming.fields.iter().map(|(f, _)| *f).collect();
     let fields = fields.join(" and ");
     let mut args = serde_json::Map::new();
     args.insert("workspace".into(), json!(ws));
-    let why = match owner(conn, ws, &branch)? {
+    let why = match owner(db, ws, &branch)? {
         Some((kind, id)) => {
             args.insert("target".into(), json!(id));
             let canonical = reasoning_ref(kind, &id).branch;
@@ -418,7 +407,7 @@ pub fn unnamed_document(
 /// graph of the plan or task the first of `branches` belongs to (else `graph`). `call` holds
 /// the call's other arguments.
 pub fn graph_doc_between(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     doc: Option<&str>,
     branches: &[&str],
@@ -430,7 +419,7 @@ pub fn graph_doc_between(
     }
     let mut owner_ref = None;
     for b in branches {
-        if let Some((kind, id)) = owner(conn, ws, b)? {
+        if let Some((kind, id)) = owner(db, ws, b)? {
             owner_ref = Some((id.clone(), reasoning_ref(kind, &id)));
             break;
         }
@@ -456,13 +445,15 @@ pub fn graph_doc_between(
     ))
 }
 
-/// Creates a plan's or task's canonical branch if it does not exist yet (a root branch).
-pub fn ensure_branch(conn: &Connection, ws: &str, name: &str, seq: i64, ts_ms: i64) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT OR IGNORE INTO reasoning_branches(workspace, name, base_branch, base_seq,
-           created_seq, created_at_ms) VALUES (?1, ?2, NULL, NULL, ?3, ?4)",
-    )?
-    .execute(params![ws, name, seq, ts_ms])?;
+/// Creates a plan's or task's canonical branch if it does not exist yet (a root branch), in
+/// the writer job of `ctx`.
+pub fn ensure_branch(ctx: &WriteCtx, ws: &str, name: &str, seq: i64, ts_ms: i64) -> Result<()> {
+    ctx.db().execute(
+        "INSERT INTO reasoning_branches(workspace, name, base_branch, base_seq,
+           created_seq, created_at_ms) VALUES (?1, ?2, NULL, NULL, ?3, ?4)
+         ON CONFLICT DO NOTHING",
+        crate::db_params![ws, name, seq, ts_ms],
+    )?;
     Ok(())
 }
 

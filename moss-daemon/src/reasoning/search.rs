@@ -5,7 +5,6 @@
 use moss_client::reasoning::{
     Budget, ReasoningHit, ReasoningSearchRequest, ReasoningSearchResponse,
 };
-use rusqlite::params;
 
 use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 use super::{Reasoning, limit, refs};
@@ -18,6 +17,7 @@ use crate::search_text::{
     render_snippet,
 };
 use crate::sql_filter::Filter;
+use crate::store::engine::Db;
 use crate::store::semantic::fusion::{DEPTH, fuse};
 use crate::store::semantic::{CANDIDATES, Near};
 use moss_client::search::SearchMode;
@@ -87,7 +87,7 @@ impl Reasoning {
         } else {
             DEPTH as i64
         };
-        read.run(&self.store, move |conn, ws| {
+        read.run_db(&self.store, move |db, ws| {
             let sql = "WITH hits AS MATERIALIZED (
                    SELECT f.rowid AS rid, bm25(reasoning_fts, 5.0, 1.0) AS rank
                    FROM fts.reasoning_fts AS f CROSS JOIN reasoning_entries AS e ON e.seq = f.rowid
@@ -98,9 +98,11 @@ impl Reasoning {
                     FROM fts.reasoning_fts WHERE reasoning_fts MATCH ?1 AND rowid = hits.rid)
                  FROM hits CROSS JOIN reasoning_entries AS e ON e.seq = hits.rid
                  ORDER BY hits.rank, e.seq DESC";
-            let hits = (|| {
-                conn.prepare_cached(sql)?
-                    .query_map(params![query, ws, branch, depth], |r| {
+            let hits = db
+                .query_map(
+                    sql,
+                    crate::db_params![&query, &ws, branch.as_ref(), depth],
+                    |r| {
                         let ts_ms: i64 = r.get(1)?;
                         let raw: Option<String> = r.get(7)?;
                         Ok(ReasoningHit {
@@ -114,10 +116,9 @@ impl Reasoning {
                             snippet: render_snippet(raw.as_deref().unwrap_or(""), SNIPPET_CHARS),
                             explain: None,
                         })
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-            })()
-            .map_err(|e| query_error(e, &query))?;
+                    },
+                )
+                .map_err(|e| query_error(e, &query))?;
             let hits = if mode == SearchMode::Keyword {
                 let mut hits = hits;
                 if explain {
@@ -137,8 +138,8 @@ impl Reasoning {
                 if let Some(b) = &branch {
                     base.add("c.branch = ?", b.clone());
                 }
-                let semantic: Vec<(i64, Near)> = crate::search_text::filter_near(
-                    conn,
+                let semantic: Vec<(i64, Near)> = crate::search_text::filter_near_db(
+                    db,
                     "reasoning_entries c",
                     "c.seq",
                     &base,
@@ -154,7 +155,7 @@ impl Reasoning {
                 for f in fused.iter().take(limit as usize) {
                     let mut h = match by_seq.remove(&f.key) {
                         Some(h) => h,
-                        None => entry_hit(conn, f.semantic.expect("a semantic hit").1)?,
+                        None => entry_hit(db, f.semantic.expect("a semantic hit").1)?,
                     };
                     h.score = f.score(parts);
                     if explain {
@@ -178,13 +179,12 @@ impl Reasoning {
 }
 
 /// An entry found by meaning alone: its passage nearest the query as the snippet.
-fn entry_hit(conn: &rusqlite::Connection, near: Near) -> Result<ReasoningHit> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT seq, ts_ms, branch, doc, kind, title, content FROM reasoning_entries
+fn entry_hit(db: Db<'_>, near: Near) -> Result<ReasoningHit> {
+    Ok(db.query_one(
+        "SELECT seq, ts_ms, branch, doc, kind, title, content FROM reasoning_entries
              WHERE seq = ?1",
-        )?
-        .query_row([near.doc], |r| {
+        crate::db_params![near.doc],
+        |r| {
             let ts_ms: i64 = r.get(1)?;
             let content: Option<String> = r.get(6)?;
             Ok(ReasoningHit {
@@ -201,5 +201,6 @@ fn entry_hit(conn: &rusqlite::Connection, near: Near) -> Result<ReasoningHit> {
                 score: 0.0,
                 explain: None,
             })
-        })?)
+        },
+    )?)
 }

@@ -466,9 +466,10 @@ impl Reasoning {
             .writer
             .run(move |ctx| {
                 let naming = Naming { tool: "branchmind_think_card", fields: &[("trace_doc", "trace"), ("graph_doc", "graph")] };
-                let trace = refs::address(ctx, &ws, req.target.as_deref(), req.branch.as_deref(), req.trace_doc.as_deref(), |r| &r.trace_doc, &naming)?;
-                let graph_at = refs::address(ctx, &ws, req.target.as_deref(), req.branch.as_deref(), req.graph_doc.as_deref(), |r| &r.graph_doc, &naming)?;
-                let sources = refs::sources(ctx, &ws, "branch", &trace.branch)?;
+                let db = ctx.db();
+                let trace = refs::address(db, &ws, req.target.as_deref(), req.branch.as_deref(), req.trace_doc.as_deref(), |r| &r.trace_doc, &naming)?;
+                let graph_at = refs::address(db, &ws, req.target.as_deref(), req.branch.as_deref(), req.graph_doc.as_deref(), |r| &r.graph_doc, &naming)?;
+                let sources = refs::sources(db, &ws, "branch", &trace.branch)?;
                 let payload = card.payload();
                 let key = format!("card:{}", card.node.id);
                 let (entry, inserted) = insert_entry(
@@ -536,14 +537,14 @@ impl Reasoning {
     pub async fn think_context(&self, req: ThinkContextRequest) -> Result<ThinkContextResponse> {
         let read = Read::new(self.config.output_max_chars, &req)?;
         let limit = limit("limit_cards", req.limit_cards, 30, 200)?;
-        read.run(&self.store, move |conn, ws| {
+        read.run_db(&self.store, move |db, ws| {
             let (at, sources) = Reasoning::graph_address(
-                conn,
+                db,
                 &ws,
                 &req,
                 &Naming::graph_doc("branchmind_think_context"),
             )?;
-            let nodes = graph::all_nodes(conn, &ws, &sources, &at.doc)?;
+            let nodes = graph::all_nodes(db, &ws, &sources, &at.doc)?;
             let by_type = graph::count_by_type(&nodes, &SUPPORTED_TYPES);
             let mut cards: Vec<GraphNode> = nodes
                 .into_values()
@@ -572,15 +573,15 @@ impl Reasoning {
         let ws = refs::workspace(&req.workspace)?;
         self.store
             .readers
-            .run(move |conn| {
+            .run_db(move |db| {
                 let (at, sources) = Reasoning::graph_address(
-                    conn,
+                    db,
                     &ws,
                     &req,
                     &Naming::graph_doc("branchmind_think_next"),
                 )?;
-                let nodes = graph::all_nodes(conn, &ws, &sources, &at.doc)?;
-                let edges: Vec<GraphEdge> = graph::all_edges(conn, &ws, &sources, &at.doc)?
+                let nodes = graph::all_nodes(db, &ws, &sources, &at.doc)?;
+                let edges: Vec<GraphEdge> = graph::all_edges(db, &ws, &sources, &at.doc)?
                     .into_values()
                     .collect();
                 let by_type = graph::count_by_type(&nodes, &SUPPORTED_TYPES);

@@ -5,7 +5,6 @@
 
 use moss_client::ErrorCode;
 use moss_client::reasoning::*;
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
 use super::versions::{
@@ -19,6 +18,7 @@ use crate::read::Read;
 use crate::reasoning::docs::{keep_page, page_of};
 use crate::reasoning::refs::{self, ALL};
 use crate::reasoning::{Reasoning, cursor, limit, now_ms, parse_json, suggest};
+use crate::store::engine::Db;
 
 impl Fit for GraphConflictsResponse {
     fn units(&self) -> usize {
@@ -78,8 +78,9 @@ impl Reasoning {
         self.store
             .writer
             .run(move |ctx| {
-                let fb = refs::existing_branch(ctx, &ws, "from", &from)?;
-                refs::existing_branch(ctx, &ws, "into", &into)?;
+                let db = ctx.db();
+                let fb = refs::existing_branch(db, &ws, "from", &from)?;
+                refs::existing_branch(db, &ws, "into", &into)?;
                 if fb.base_branch.as_deref() != Some(into.as_str()) {
                     return Err(Error::new(
                         ErrorCode::MergeIntoNonBase,
@@ -91,41 +92,50 @@ impl Reasoning {
                     .with_details(json!({ "field": "into", "from": from, "into": into, "base_branch": fb.base_branch })));
                 }
                 let doc = refs::graph_doc_between(
-                    ctx,
+                    db,
                     &ws,
                     doc_arg.as_deref(),
                     &[&into],
                     "branchmind_graph_merge",
                     json!({ "from": from, "into": into }),
                 )?;
-                let from_sources = refs::sources(ctx, &ws, "from", &from)?;
+                let from_sources = refs::sources(db, &ws, "from", &from)?;
                 let base_sources = from_sources[1..].to_vec();
-                let into_sources = refs::sources(ctx, &ws, "into", &into)?;
+                let into_sources = refs::sources(db, &ws, "into", &into)?;
                 let own = [(from.clone(), ALL)];
                 let upper = cursor.map_or(ALL, |c| c - 1);
                 // The keys `from` itself changed, newest first.
                 let mut changed: Vec<Changed> = Vec::new();
                 {
-                    let mut stmt = ctx.prepare_cached(&format!(
-                        "SELECT {NODE_COLUMNS} FROM graph_nodes v WHERE workspace = ?1 AND branch = ?2
+                    let p = crate::db_params![&ws, &from, &doc, upper, limit + 1];
+                    db.query_each(
+                        &format!(
+                            "SELECT {NODE_COLUMNS} FROM graph_nodes v WHERE workspace = ?1 AND branch = ?2
                            AND doc = ?3 AND seq <= ?4 AND NOT EXISTS (SELECT 1 FROM graph_nodes n
                              WHERE n.workspace = ?1 AND n.branch = ?2 AND n.doc = ?3 AND n.id = v.id
                                AND n.seq > v.seq)
                          ORDER BY seq DESC LIMIT ?5"
-                    ))?;
-                    for n in stmt.query_map(params![ws, from, doc, upper, limit + 1], node_from_row)? {
-                        changed.push(Changed::Node(n?));
-                    }
-                    let mut stmt = ctx.prepare_cached(&format!(
-                        "SELECT {EDGE_COLUMNS} FROM graph_edges v WHERE workspace = ?1 AND branch = ?2
+                        ),
+                        p,
+                        |r| {
+                            changed.push(Changed::Node(node_from_row(r)?));
+                            Ok(true)
+                        },
+                    )?;
+                    db.query_each(
+                        &format!(
+                            "SELECT {EDGE_COLUMNS} FROM graph_edges v WHERE workspace = ?1 AND branch = ?2
                            AND doc = ?3 AND seq <= ?4 AND NOT EXISTS (SELECT 1 FROM graph_edges n
                              WHERE n.workspace = ?1 AND n.branch = ?2 AND n.doc = ?3 AND n.src = v.src
                                AND n.rel = v.rel AND n.dst = v.dst AND n.seq > v.seq)
                          ORDER BY seq DESC LIMIT ?5"
-                    ))?;
-                    for e in stmt.query_map(params![ws, from, doc, upper, limit + 1], edge_from_row)? {
-                        changed.push(Changed::Edge(e?));
-                    }
+                        ),
+                        p,
+                        |r| {
+                            changed.push(Changed::Edge(edge_from_row(r)?));
+                            Ok(true)
+                        },
+                    )?;
                 }
                 let _ = own;
                 changed.sort_by_key(|c| std::cmp::Reverse(c.seq()));
@@ -139,8 +149,8 @@ impl Reasoning {
                     // (kind, key, theirs, base, ours) as JSON, and whether ours equals base / theirs.
                     let (kind, key, theirs_seq, theirs, base, ours, same_ours_theirs, same_ours_base) = match &c {
                         Changed::Node(t) => {
-                            let base = node_at(ctx, &ws, &base_sources, &doc, &t.id)?;
-                            let ours = node_at(ctx, &ws, &into_sources, &doc, &t.id)?;
+                            let base = node_at(db, &ws, &base_sources, &doc, &t.id)?;
+                            let ours = node_at(db, &ws, &into_sources, &doc, &t.id)?;
                             let eq = |a: &Option<GraphNode>, b: &Option<GraphNode>| match (live(a.clone(), |n| n.deleted), live(b.clone(), |n| n.deleted)) {
                                 (None, None) => true,
                                 (Some(x), Some(y)) => same_node(&x, &y),
@@ -160,8 +170,8 @@ impl Reasoning {
                         }
                         Changed::Edge(t) => {
                             let k = EdgeKey { from: t.from.clone(), rel: t.rel.clone(), to: t.to.clone() };
-                            let base = edge_at(ctx, &ws, &base_sources, &doc, &k)?;
-                            let ours = edge_at(ctx, &ws, &into_sources, &doc, &k)?;
+                            let base = edge_at(db, &ws, &base_sources, &doc, &k)?;
+                            let ours = edge_at(db, &ws, &into_sources, &doc, &k)?;
                             let eq = |a: &Option<GraphEdge>, b: &Option<GraphEdge>| match (live(a.clone(), |e| e.deleted), live(b.clone(), |e| e.deleted)) {
                                 (None, None) => true,
                                 (Some(x), Some(y)) => same_edge(&x, &y),
@@ -202,34 +212,44 @@ impl Reasoning {
                         "CONFLICT-{:016x}",
                         fnv1a(&[&ws, &from, &into, &doc, kind, &key, &theirs_seq.to_string()])
                     );
-                    let known: bool = ctx
-                        .prepare_cached("SELECT 1 FROM graph_conflicts WHERE conflict_id = ?1")?
-                        .exists([&conflict_id])?;
+                    let known: bool = db
+                        .query_opt(
+                            "SELECT 1 FROM graph_conflicts WHERE conflict_id = ?1",
+                            crate::db_params![&conflict_id],
+                            |_| Ok(()),
+                        )?
+                        .is_some();
                     if known {
                         skipped += 1;
                     } else {
                         created += 1;
                         if !dry_run {
-                            ctx.prepare_cached(
+                            let seq = ctx.next_seq();
+                            let (base, theirs, ours) = (
+                                base.map(|v| v.to_string()),
+                                theirs.map(|v| v.to_string()),
+                                ours.map(|v| v.to_string()),
+                            );
+                            db.execute(
                                 "INSERT INTO graph_conflicts(conflict_id, seq, workspace, from_branch,
                                    into_branch, doc, kind, key, base_json, theirs_json, ours_json,
                                    status, created_at_ms)
                                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'open', ?12)",
-                            )?
-                            .execute(params![
-                                conflict_id,
-                                ctx.next_seq(),
-                                ws,
-                                from,
-                                into,
-                                doc,
-                                kind,
-                                key,
-                                base.map(|v| v.to_string()),
-                                theirs.map(|v| v.to_string()),
-                                ours.map(|v| v.to_string()),
-                                now_ms()
-                            ])?;
+                                crate::db_params![
+                                    &conflict_id,
+                                    seq,
+                                    &ws,
+                                    &from,
+                                    &into,
+                                    &doc,
+                                    kind,
+                                    &key,
+                                    base.as_ref(),
+                                    theirs.as_ref(),
+                                    ours.as_ref(),
+                                    now_ms()
+                                ],
+                            )?;
                         }
                     }
                     conflict_ids.push(conflict_id);
@@ -274,37 +294,40 @@ impl Reasoning {
                 ));
             }
         };
-        read.run(&self.store, move |conn, ws| {
-            refs::existing_branch(conn, &ws, "into", &into)?;
+        read.run_db(&self.store, move |db, ws| {
+            refs::existing_branch(db, &ws, "into", &into)?;
             let doc = refs::graph_doc_between(
-                conn,
+                db,
                 &ws,
                 doc_arg.as_deref(),
                 &[&into],
                 "branchmind_graph_conflicts",
                 json!({ "into": into }),
             )?;
-            let mut stmt = conn.prepare_cached(
+            let conflicts: Vec<ConflictSummary> = db.query_map(
                 "SELECT conflict_id, kind, key, status, created_at_ms, seq FROM graph_conflicts
                  WHERE workspace = ?1 AND into_branch = ?2 AND doc = ?3 AND seq < ?4
-                   AND (?5 IS NULL OR status = ?5)
+                   AND (CAST(?5 AS TEXT) IS NULL OR status = ?5)
                  ORDER BY seq DESC LIMIT ?6",
+                crate::db_params![
+                    &ws,
+                    &into,
+                    &doc,
+                    cursor.unwrap_or(ALL),
+                    status.as_ref(),
+                    limit + 1
+                ],
+                |r| {
+                    Ok(ConflictSummary {
+                        conflict_id: r.get(0)?,
+                        kind: r.get(1)?,
+                        key: r.get(2)?,
+                        status: r.get(3)?,
+                        created_at_ms: r.get(4)?,
+                        seq: r.get(5)?,
+                    })
+                },
             )?;
-            let conflicts: Vec<ConflictSummary> = stmt
-                .query_map(
-                    params![ws, into, doc, cursor.unwrap_or(ALL), status, limit + 1],
-                    |r| {
-                        Ok(ConflictSummary {
-                            conflict_id: r.get(0)?,
-                            kind: r.get(1)?,
-                            key: r.get(2)?,
-                            status: r.get(3)?,
-                            created_at_ms: r.get(4)?,
-                            seq: r.get(5)?,
-                        })
-                    },
-                )?
-                .collect::<rusqlite::Result<_>>()?;
             let (conflicts, pagination) = page_of(conflicts, cursor, limit, |c| c.seq);
             Ok(GraphConflictsResponse {
                 into,
@@ -327,9 +350,9 @@ impl Reasoning {
         let id = req.conflict_id.trim().to_string();
         self.store
             .readers
-            .run(move |conn| {
+            .run_db(move |db| {
                 Ok(ConflictShowResponse {
-                    conflict: load_conflict(conn, &ws, &id)?,
+                    conflict: load_conflict(db, &ws, &id)?,
                 })
             })
             .await
@@ -346,7 +369,7 @@ impl Reasoning {
         self.store
             .writer
             .run(move |ctx| {
-                let c = load_conflict(ctx, &ws, &id)?;
+                let c = load_conflict(ctx.db(), &ws, &id)?;
                 if c.status == "resolved" {
                     return Ok(ConflictResolveResponse {
                         conflict_id: id,
@@ -372,11 +395,11 @@ impl Reasoning {
                         ("use_from", last_seq.is_some())
                     }
                 };
-                ctx.prepare_cached(
+                ctx.db().execute(
                     "UPDATE graph_conflicts SET status = 'resolved', resolution = ?2, resolved_at_ms = ?3
                      WHERE conflict_id = ?1",
-                )?
-                .execute(params![id, label, now_ms()])?;
+                    crate::db_params![&id, label, now_ms()],
+                )?;
                 Ok(ConflictResolveResponse {
                     conflict_id: id,
                     status: "resolved".into(),
@@ -388,30 +411,30 @@ impl Reasoning {
     }
 }
 
-fn load_conflict(conn: &Connection, ws: &str, id: &str) -> Result<Conflict> {
-    conn.prepare_cached(
+fn load_conflict(db: Db<'_>, ws: &str, id: &str) -> Result<Conflict> {
+    db.query_opt(
         "SELECT conflict_id, kind, key, from_branch, into_branch, doc, status, base_json,
            theirs_json, ours_json, created_at_ms, resolved_at_ms, resolution
          FROM graph_conflicts WHERE workspace = ?1 AND conflict_id = ?2",
+        crate::db_params![ws, id],
+        |r| {
+            Ok(Conflict {
+                conflict_id: r.get(0)?,
+                kind: r.get(1)?,
+                key: r.get(2)?,
+                from: r.get(3)?,
+                into: r.get(4)?,
+                doc: r.get(5)?,
+                status: r.get(6)?,
+                base: parse_json(r.get(7)?),
+                theirs: parse_json(r.get(8)?),
+                ours: parse_json(r.get(9)?),
+                created_at_ms: r.get(10)?,
+                resolved_at_ms: r.get(11)?,
+                resolution: r.get(12)?,
+            })
+        },
     )?
-    .query_row(params![ws, id], |r| {
-        Ok(Conflict {
-            conflict_id: r.get(0)?,
-            kind: r.get(1)?,
-            key: r.get(2)?,
-            from: r.get(3)?,
-            into: r.get(4)?,
-            doc: r.get(5)?,
-            status: r.get(6)?,
-            base: parse_json(r.get(7)?),
-            theirs: parse_json(r.get(8)?),
-            ours: parse_json(r.get(9)?),
-            created_at_ms: r.get(10)?,
-            resolved_at_ms: r.get(11)?,
-            resolution: r.get(12)?,
-        })
-    })
-    .optional()?
     .ok_or_else(|| {
         suggest(
             Error::not_found(format!("no conflict {id:?} in workspace {ws:?}"))

@@ -5,8 +5,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use moss_client::reasoning::*;
-use rusqlite::types::Value as Sql;
-use rusqlite::{Connection, params, params_from_iter};
 use serde_json::json;
 
 use super::tags;
@@ -21,6 +19,7 @@ use crate::read::Read;
 use crate::reasoning::docs::{keep_page, page_of};
 use crate::reasoning::refs::{self, ALL, Naming};
 use crate::reasoning::{Reasoning, limit};
+use crate::store::engine::{Db, Value as Sql};
 
 /// The filters of a node query, as SQL on `graph_nodes v` and its parameters.
 fn node_filters(
@@ -77,18 +76,22 @@ fn node_filters(
 
 /// Whether a nearer source holds a version of node `id` (which then shadows this one).
 fn node_shadowed(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     nearer: &[(String, i64)],
     doc: &str,
     id: &str,
 ) -> Result<bool> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT 1 FROM graph_nodes WHERE workspace = ?1 AND branch = ?2 AND doc = ?3 AND id = ?4
-           AND seq <= ?5 LIMIT 1",
-    )?;
     for (b, c) in nearer {
-        if stmt.exists(params![ws, b, doc, id, c])? {
+        if db
+            .query_opt(
+                "SELECT 1 FROM graph_nodes WHERE workspace = ?1 AND branch = ?2 AND doc = ?3 AND id = ?4
+           AND seq <= ?5 LIMIT 1",
+                crate::db_params![ws, b, doc, id, *c],
+                |_| Ok(()),
+            )?
+            .is_some()
+        {
             return Ok(true);
         }
     }
@@ -96,18 +99,22 @@ fn node_shadowed(
 }
 
 fn edge_shadowed(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     nearer: &[(String, i64)],
     doc: &str,
     e: &GraphEdge,
 ) -> Result<bool> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT 1 FROM graph_edges WHERE workspace = ?1 AND branch = ?2 AND doc = ?3 AND src = ?4
-           AND rel = ?5 AND dst = ?6 AND seq <= ?7 LIMIT 1",
-    )?;
     for (b, c) in nearer {
-        if stmt.exists(params![ws, b, doc, e.from, e.rel, e.to, c])? {
+        if db
+            .query_opt(
+                "SELECT 1 FROM graph_edges WHERE workspace = ?1 AND branch = ?2 AND doc = ?3 AND src = ?4
+           AND rel = ?5 AND dst = ?6 AND seq <= ?7 LIMIT 1",
+                crate::db_params![ws, b, doc, &e.from, &e.rel, &e.to, *c],
+                |_| Ok(()),
+            )?
+            .is_some()
+        {
             return Ok(true);
         }
     }
@@ -117,7 +124,7 @@ fn edge_shadowed(
 /// The newest `limit + 1` live nodes of a view matching `filters`, below `cursor`: per source,
 /// an indexed scan of its latest versions (newest first), minus those a nearer source shadows.
 pub fn query_nodes(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     sources: &[(String, i64)],
     doc: &str,
@@ -134,7 +141,6 @@ pub fn query_nodes(
            {} ORDER BY v.seq DESC LIMIT ?",
         filters.0
     );
-    let mut stmt = conn.prepare_cached(&sql)?;
     let upper = cursor.map_or(ALL, |c| c - 1);
     for (i, (b, c)) in sources.iter().enumerate() {
         let mut hi = (*c).min(upper);
@@ -145,18 +151,16 @@ pub fn query_nodes(
                 Sql::Text(ws.into()),
                 Sql::Text(b.clone()),
                 Sql::Text(doc.into()),
-                Sql::Integer(hi),
-                Sql::Integer(*c),
+                Sql::Int(hi),
+                Sql::Int(*c),
             ];
             p.extend(filters.1.iter().cloned());
-            p.push(Sql::Integer(chunk as i64));
-            let rows: Vec<GraphNode> = stmt
-                .query_map(params_from_iter(p), node_from_row)?
-                .collect::<rusqlite::Result<_>>()?;
+            p.push(Sql::Int(chunk as i64));
+            let rows: Vec<GraphNode> = db.query_map(&sql, &Sql::params(&p), node_from_row)?;
             let n = rows.len();
             for node in rows {
                 hi = node.last_seq - 1;
-                if i > 0 && node_shadowed(conn, ws, &sources[..i], doc, &node.id)? {
+                if i > 0 && node_shadowed(db, ws, &sources[..i], doc, &node.id)? {
                     continue;
                 }
                 out.push(node);
@@ -177,7 +181,7 @@ pub fn query_nodes(
 
 /// Live edges of a view between the given nodes, newest first, at most `limit`.
 fn edges_between(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     sources: &[(String, i64)],
     doc: &str,
@@ -197,21 +201,19 @@ fn edges_between(
                AND n.doc = v.doc AND n.src = v.src AND n.rel = v.rel AND n.dst = v.dst
                AND n.seq > v.seq AND n.seq <= ?) AND v.deleted = 0"
     );
-    let mut stmt = conn.prepare(&sql)?;
     let mut out = Vec::new();
     for (i, (b, c)) in sources.iter().enumerate() {
         let mut p: Vec<Sql> = vec![
             Sql::Text(ws.into()),
             Sql::Text(b.clone()),
             Sql::Text(doc.into()),
-            Sql::Integer(*c),
+            Sql::Int(*c),
         ];
         p.extend(ids.iter().map(|s| Sql::Text(s.clone())));
         p.extend(ids.iter().map(|s| Sql::Text(s.clone())));
-        p.push(Sql::Integer(*c));
-        for e in stmt.query_map(params_from_iter(p), edge_from_row)? {
-            let e = e?;
-            if i > 0 && edge_shadowed(conn, ws, &sources[..i], doc, &e)? {
+        p.push(Sql::Int(*c));
+        for e in db.query_map(&sql, &Sql::params(&p), edge_from_row)? {
+            if i > 0 && edge_shadowed(db, ws, &sources[..i], doc, &e)? {
                 continue;
             }
             out.push(e);
@@ -313,18 +315,14 @@ impl Reasoning {
         };
         let include_edges = req.include_edges.unwrap_or(true);
         let filters = node_filters(&req, None)?;
-        read.run(&self.store, move |conn, ws| {
-            let (at, sources) = Reasoning::graph_address(
-                conn,
-                &ws,
-                &req,
-                &Naming::graph("branchmind_graph_query"),
-            )?;
-            let rows = query_nodes(conn, &ws, &sources, &at.doc, &filters, cursor, limit)?;
+        read.run_db(&self.store, move |db, ws| {
+            let (at, sources) =
+                Reasoning::graph_address(db, &ws, &req, &Naming::graph("branchmind_graph_query"))?;
+            let rows = query_nodes(db, &ws, &sources, &at.doc, &filters, cursor, limit)?;
             let (nodes, pagination) = page_of(rows, cursor, limit, |n| n.last_seq);
             let edges = if include_edges {
                 let ids: Vec<String> = nodes.iter().map(|n| n.id.clone()).collect();
-                edges_between(conn, &ws, &sources, &at.doc, &ids, edges_limit as usize)?
+                edges_between(db, &ws, &sources, &at.doc, &ids, edges_limit as usize)?
             } else {
                 Vec::new()
             };
@@ -345,20 +343,20 @@ impl Reasoning {
     pub async fn graph_validate(&self, req: GraphValidateRequest) -> Result<GraphValidateResponse> {
         let read = Read::new(self.config.output_max_chars, &req)?;
         let max_errors = limit("max_errors", req.max_errors, 50, 1000)?;
-        read.run(&self.store, move |conn, ws| {
+        read.run_db(&self.store, move |db, ws| {
             let (at, sources) = Reasoning::graph_address(
-                conn,
+                db,
                 &ws,
                 &req,
                 &Naming::graph("branchmind_graph_validate"),
             )?;
-            let nodes = all_nodes(conn, &ws, &sources, &at.doc)?;
+            let nodes = all_nodes(db, &ws, &sources, &at.doc)?;
             let live_nodes: HashSet<&str> = nodes
                 .values()
                 .filter(|n| !n.deleted)
                 .map(|n| n.id.as_str())
                 .collect();
-            let mut edges: Vec<GraphEdge> = all_edges(conn, &ws, &sources, &at.doc)?
+            let mut edges: Vec<GraphEdge> = all_edges(db, &ws, &sources, &at.doc)?
                 .into_values()
                 .filter(|e| !e.deleted)
                 .collect();
@@ -415,11 +413,11 @@ impl Reasoning {
         let from = refs::name("from", &req.from)?;
         let to = refs::name("to", &req.to)?;
         let doc_arg = req.doc.clone();
-        read.run(&self.store, move |conn, ws| {
-            let fs = refs::sources(conn, &ws, "from", &from)?;
-            let ts = refs::sources(conn, &ws, "to", &to)?;
+        read.run_db(&self.store, move |db, ws| {
+            let fs = refs::sources(db, &ws, "from", &from)?;
+            let ts = refs::sources(db, &ws, "to", &to)?;
             let doc = refs::graph_doc_between(
-                conn,
+                db,
                 &ws,
                 doc_arg.as_deref(),
                 &[&to, &from],
@@ -427,10 +425,10 @@ impl Reasoning {
                 json!({ "from": from, "to": to }),
             )?;
             let upper = cursor.unwrap_or(ALL);
-            let from_nodes = all_nodes(conn, &ws, &fs, &doc)?;
-            let from_edges = all_edges(conn, &ws, &fs, &doc)?;
+            let from_nodes = all_nodes(db, &ws, &fs, &doc)?;
+            let from_edges = all_edges(db, &ws, &fs, &doc)?;
             let mut changes: Vec<GraphChange> = Vec::new();
-            for (id, n) in all_nodes(conn, &ws, &ts, &doc)? {
+            for (id, n) in all_nodes(db, &ws, &ts, &doc)? {
                 if n.last_seq >= upper {
                     continue;
                 }
@@ -442,7 +440,7 @@ impl Reasoning {
                     changes.push(GraphChange::Node { id, to: n });
                 }
             }
-            for (k, e) in all_edges(conn, &ws, &ts, &doc)? {
+            for (k, e) in all_edges(db, &ws, &ts, &doc)? {
                 if e.last_seq >= upper {
                     continue;
                 }

@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 
 use moss_client::reasoning::*;
-use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
 use super::{MAX_OPS, key, tags, user_key};
@@ -13,18 +12,19 @@ use crate::error::{Error, Result};
 use crate::reasoning::refs::{self, Naming};
 use crate::reasoning::{MAX_CONTENT_CHARS, Reasoning, now_ms, object_json, parse_json};
 use crate::store::WriteCtx;
+use crate::store::engine::{Db, DbError, Row};
 
 pub(super) const NODE_COLUMNS: &str =
     "seq, ts_ms, id, type, title, text, status, tags_json, meta_json, deleted";
 pub(super) const EDGE_COLUMNS: &str = "seq, ts_ms, src, rel, dst, meta_json, deleted";
 
-pub(super) fn node_from_row(r: &Row) -> rusqlite::Result<GraphNode> {
+pub(super) fn node_from_row(r: &Row) -> std::result::Result<GraphNode, DbError> {
     let tags: Option<String> = r.get(7)?;
     Ok(GraphNode {
         last_seq: r.get(0)?,
         last_ts_ms: r.get(1)?,
         id: r.get(2)?,
-        node_type: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+        node_type: r.get::<Option<String>>(3)?.unwrap_or_default(),
         title: r.get(4)?,
         text: r.get(5)?,
         status: r.get(6)?,
@@ -37,7 +37,7 @@ pub(super) fn node_from_row(r: &Row) -> rusqlite::Result<GraphNode> {
     })
 }
 
-pub(super) fn edge_from_row(r: &Row) -> rusqlite::Result<GraphEdge> {
+pub(super) fn edge_from_row(r: &Row) -> std::result::Result<GraphEdge, DbError> {
     Ok(GraphEdge {
         last_seq: r.get(0)?,
         last_ts_ms: r.get(1)?,
@@ -72,21 +72,18 @@ pub(super) fn live<T>(v: Option<T>, deleted: fn(&T) -> bool) -> Option<T> {
 
 /// The effective version of node `id` in a view (tombstones included).
 pub fn node_at(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     sources: &[(String, i64)],
     doc: &str,
     id: &str,
 ) -> Result<Option<GraphNode>> {
-    let mut stmt = conn.prepare_cached(&format!(
+    let sql = format!(
         "SELECT {NODE_COLUMNS} FROM graph_nodes WHERE workspace = ?1 AND branch = ?2 AND doc = ?3
            AND id = ?4 AND seq <= ?5 ORDER BY seq DESC LIMIT 1"
-    ))?;
+    );
     for (b, c) in sources {
-        if let Some(n) = stmt
-            .query_row(params![ws, b, doc, id, c], node_from_row)
-            .optional()?
-        {
+        if let Some(n) = db.query_opt(&sql, crate::db_params![ws, b, doc, id, *c], node_from_row)? {
             return Ok(Some(n));
         }
     }
@@ -95,21 +92,22 @@ pub fn node_at(
 
 /// The effective version of an edge in a view (tombstones included).
 pub fn edge_at(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     sources: &[(String, i64)],
     doc: &str,
     k: &EdgeKey,
 ) -> Result<Option<GraphEdge>> {
-    let mut stmt = conn.prepare_cached(&format!(
+    let sql = format!(
         "SELECT {EDGE_COLUMNS} FROM graph_edges WHERE workspace = ?1 AND branch = ?2 AND doc = ?3
            AND src = ?4 AND rel = ?5 AND dst = ?6 AND seq <= ?7 ORDER BY seq DESC LIMIT 1"
-    ))?;
+    );
     for (b, c) in sources {
-        if let Some(e) = stmt
-            .query_row(params![ws, b, doc, k.from, k.rel, k.to, c], edge_from_row)
-            .optional()?
-        {
+        if let Some(e) = db.query_opt(
+            &sql,
+            crate::db_params![ws, b, doc, &k.from, &k.rel, &k.to, *c],
+            edge_from_row,
+        )? {
             return Ok(Some(e));
         }
     }
@@ -118,46 +116,48 @@ pub fn edge_at(
 
 /// Every node's effective version in a view, tombstones included.
 pub fn all_nodes(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     sources: &[(String, i64)],
     doc: &str,
 ) -> Result<HashMap<String, GraphNode>> {
     let mut out: HashMap<String, GraphNode> = HashMap::new();
-    let mut stmt = conn.prepare_cached(&format!(
+    let sql = format!(
         "SELECT {NODE_COLUMNS} FROM graph_nodes v WHERE workspace = ?1 AND branch = ?2 AND doc = ?3
            AND seq <= ?4 AND NOT EXISTS (SELECT 1 FROM graph_nodes n WHERE n.workspace = ?1
              AND n.branch = ?2 AND n.doc = ?3 AND n.id = v.id AND n.seq > v.seq AND n.seq <= ?4)"
-    ))?;
+    );
     for (b, c) in sources {
-        for n in stmt.query_map(params![ws, b, doc, c], node_from_row)? {
-            let n = n?;
+        db.query_each(&sql, crate::db_params![ws, b, doc, *c], |r| {
+            let n = node_from_row(r)?;
             out.entry(n.id.clone()).or_insert(n);
-        }
+            Ok(true)
+        })?;
     }
     Ok(out)
 }
 
 /// Every edge's effective version in a view, tombstones included.
 pub fn all_edges(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     sources: &[(String, i64)],
     doc: &str,
 ) -> Result<HashMap<(String, String, String), GraphEdge>> {
     let mut out = HashMap::new();
-    let mut stmt = conn.prepare_cached(&format!(
+    let sql = format!(
         "SELECT {EDGE_COLUMNS} FROM graph_edges v WHERE workspace = ?1 AND branch = ?2 AND doc = ?3
            AND seq <= ?4 AND NOT EXISTS (SELECT 1 FROM graph_edges n WHERE n.workspace = ?1
              AND n.branch = ?2 AND n.doc = ?3 AND n.src = v.src AND n.rel = v.rel AND n.dst = v.dst
              AND n.seq > v.seq AND n.seq <= ?4)"
-    ))?;
+    );
     for (b, c) in sources {
-        for e in stmt.query_map(params![ws, b, doc, c], edge_from_row)? {
-            let e = e?;
+        db.query_each(&sql, crate::db_params![ws, b, doc, *c], |r| {
+            let e = edge_from_row(r)?;
             out.entry((e.from.clone(), e.rel.clone(), e.to.clone()))
                 .or_insert(e);
-        }
+            Ok(true)
+        })?;
     }
     Ok(out)
 }
@@ -174,25 +174,26 @@ pub fn write_node(
     let ts_ms = now_ms();
     let tags =
         (!n.tags.is_empty()).then(|| serde_json::to_string(&n.tags).expect("tags serialize"));
-    ctx.prepare_cached(
+    let meta = n.meta.as_ref().map(Value::to_string);
+    ctx.db().execute(
         "INSERT INTO graph_nodes(seq, workspace, branch, doc, id, ts_ms, type, title, text, status,
            tags_json, meta_json, deleted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )?
-    .execute(params![
-        seq,
-        ws,
-        branch,
-        doc,
-        n.id,
-        ts_ms,
-        n.node_type,
-        n.title,
-        n.text,
-        n.status,
-        tags,
-        n.meta.as_ref().map(Value::to_string),
-        n.deleted
-    ])?;
+        crate::db_params![
+            seq,
+            ws,
+            branch,
+            doc,
+            &n.id,
+            ts_ms,
+            &n.node_type,
+            n.title.as_ref(),
+            n.text.as_ref(),
+            n.status.as_ref(),
+            tags.as_ref(),
+            meta.as_ref(),
+            n.deleted
+        ],
+    )?;
     Ok(GraphNode {
         last_seq: seq,
         last_ts_ms: ts_ms,
@@ -210,22 +211,23 @@ pub fn write_edge(
 ) -> Result<GraphEdge> {
     let seq = ctx.next_seq();
     let ts_ms = now_ms();
-    ctx.prepare_cached(
+    let meta = e.meta.as_ref().map(Value::to_string);
+    ctx.db().execute(
         "INSERT INTO graph_edges(seq, workspace, branch, doc, src, rel, dst, ts_ms, meta_json, deleted)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    )?
-    .execute(params![
-        seq,
-        ws,
-        branch,
-        doc,
-        e.from,
-        e.rel,
-        e.to,
-        ts_ms,
-        e.meta.as_ref().map(Value::to_string),
-        e.deleted
-    ])?;
+        crate::db_params![
+            seq,
+            ws,
+            branch,
+            doc,
+            &e.from,
+            &e.rel,
+            &e.to,
+            ts_ms,
+            meta.as_ref(),
+            e.deleted
+        ],
+    )?;
     Ok(GraphEdge {
         last_seq: seq,
         last_ts_ms: ts_ms,
@@ -271,7 +273,7 @@ pub fn upsert_node_if_changed(
     doc: &str,
     n: &GraphNode,
 ) -> Result<Option<GraphNode>> {
-    if let Some(cur) = node_at(ctx, ws, sources, doc, &n.id)?
+    if let Some(cur) = node_at(ctx.db(), ws, sources, doc, &n.id)?
         && same_node(&cur, n)
     {
         return Ok(None);
@@ -292,7 +294,7 @@ pub fn upsert_edge_if_changed(
         rel: e.rel.clone(),
         to: e.to.clone(),
     };
-    if let Some(cur) = edge_at(ctx, ws, sources, doc, &k)?
+    if let Some(cur) = edge_at(ctx.db(), ws, sources, doc, &k)?
         && same_edge(&cur, e)
     {
         return Ok(None);
@@ -384,14 +386,15 @@ impl Reasoning {
         self.store
             .writer
             .run(move |ctx| {
+                let db = ctx.db();
                 let at = refs::address_of(
-                    ctx,
+                    db,
                     &ws,
                     &req,
                     |r| &r.graph_doc,
                     &Naming::graph("branchmind_graph_apply"),
                 )?;
-                refs::existing_branch(ctx, &ws, "branch", &at.branch)?;
+                refs::existing_branch(db, &ws, "branch", &at.branch)?;
                 let mut applied = GraphApplied::default();
                 let (mut last_seq, mut last_ts_ms) = (0, 0);
                 for op in &ops {
@@ -504,7 +507,7 @@ pub fn node_changes(before: &GraphNode, after: &GraphNode) -> Vec<&'static str> 
 /// The newest `want` versions of node `id` in a view below `upper` (every source's own
 /// versions up to its cutoff: what the view saw the node become), newest first.
 pub fn node_versions(
-    conn: &Connection,
+    db: Db<'_>,
     ws: &str,
     sources: &[(String, i64)],
     doc: &str,
@@ -512,21 +515,23 @@ pub fn node_versions(
     upper: i64,
     want: i64,
 ) -> Result<Vec<NodeVersion>> {
-    let mut stmt = conn.prepare_cached(&format!(
+    let sql = format!(
         "SELECT {NODE_COLUMNS} FROM graph_nodes WHERE workspace = ?1 AND branch = ?2 AND doc = ?3
            AND id = ?4 AND seq <= ?5 ORDER BY seq DESC LIMIT ?6"
-    ))?;
+    );
     let mut out: Vec<NodeVersion> = Vec::new();
     for (b, c) in sources {
-        for n in stmt.query_map(
-            params![ws, b, doc, id, (*c).min(upper), want],
-            node_from_row,
-        )? {
-            out.push(NodeVersion {
-                branch: b.clone(),
-                node: n?,
-            });
-        }
+        db.query_each(
+            &sql,
+            crate::db_params![ws, b, doc, id, (*c).min(upper), want],
+            |r| {
+                out.push(NodeVersion {
+                    branch: b.clone(),
+                    node: node_from_row(r)?,
+                });
+                Ok(true)
+            },
+        )?;
     }
     out.sort_by_key(|v| std::cmp::Reverse(v.node.last_seq));
     out.truncate(want as usize);
@@ -544,16 +549,16 @@ impl Reasoning {
         let cursor = crate::page::cursor(req.cursor)?;
         self.store
             .readers
-            .run(move |conn| {
+            .run_db(move |db| {
                 let (at, sources) = Reasoning::graph_address(
-                    conn,
+                    db,
                     &ws,
                     &req,
                     &Naming::graph("branchmind_graph_query"),
                 )?;
                 let upper = cursor.map_or(refs::ALL, |c| c - 1);
                 // One more than the page: the version before its oldest.
-                let mut rows = node_versions(conn, &ws, &sources, &at.doc, &id, upper, limit + 1)?;
+                let mut rows = node_versions(db, &ws, &sources, &at.doc, &id, upper, limit + 1)?;
                 if rows.is_empty() && cursor.is_none() {
                     return Err(Error::not_found(format!(
                         "node {id:?} has no version in {}/{} of workspace {ws:?}; \
