@@ -15,7 +15,14 @@ pub static MIGRATIONS: &[&[Migration]] = &[
 ];
 
 /// Every migration list of the PostgreSQL engine, which numbers its own from 1.
-pub static MIGRATIONS_POSTGRES: &[&[Migration]] = &[migrations::STORE_POSTGRES];
+pub static MIGRATIONS_POSTGRES: &[&[Migration]] = &[
+    migrations::STORE_POSTGRES,
+    crate::capsule::migrations::POSTGRES,
+    crate::reasoning::migrations::POSTGRES,
+    crate::memory::migrations::POSTGRES,
+    crate::tasks::migrations::POSTGRES,
+    crate::moss::migrations::POSTGRES,
+];
 
 /// The options a store is opened with under `config`: every family's full-text sources and
 /// migrations.
@@ -59,6 +66,80 @@ mod tests {
             conn.execute_batch(m.sql).unwrap();
         }
         conn.pragma_update(None, "user_version", n as u32).unwrap();
+    }
+
+    /// Every family's PostgreSQL schema applies after the store's, takes the search columns of
+    /// every search source, and holds every table and column SQLite's schema has (but the
+    /// bookkeeping each engine keeps its own way), so that a copy carries everything.
+    #[test]
+    fn the_postgres_schema_holds_what_the_sqlite_schema_holds() {
+        use crate::store::engine::postgres::testing::Scratch;
+        use crate::store::engine::{Db, search};
+        let Some(scratch) = Scratch::new() else {
+            return;
+        };
+        let pg = scratch.connect();
+        let latest =
+            crate::store::migrations::migrate_postgres_then(&pg, MIGRATIONS_POSTGRES, |db| {
+                search::ensure_columns(db, crate::app::SEARCH_SOURCES)
+            })
+            .unwrap();
+        assert_eq!(latest, migrations::latest(MIGRATIONS_POSTGRES));
+        let mut sqlite = Connection::open_in_memory().unwrap();
+        migrate(&mut sqlite, MIGRATIONS).unwrap();
+        let lite = Db::Sqlite(&sqlite);
+        let tables: Vec<String> = lite
+            .query_map(
+                "SELECT name FROM sqlite_master WHERE type = 'table'
+                   AND name NOT LIKE 'sqlite_%' AND name != 'store_sequence' ORDER BY name",
+                &[],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let post = Db::Postgres(&pg);
+        let mut missing = Vec::new();
+        for table in &tables {
+            let columns: Vec<String> = lite
+                .query_map(
+                    "SELECT name FROM pragma_table_info(?1) ORDER BY cid",
+                    crate::db_params![table.as_str()],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            let there: Vec<String> = post
+                .query_map(
+                    "SELECT column_name::text FROM information_schema.columns
+                     WHERE table_schema = current_schema() AND table_name = ?1",
+                    crate::db_params![table.as_str()],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            if there.is_empty() {
+                missing.push(format!("table {table}"));
+                continue;
+            }
+            for c in columns.iter().filter(|c| !there.contains(c)) {
+                missing.push(format!("{table}.{c}"));
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "not in the PostgreSQL schema: {missing:?}"
+        );
+        // The search sources can be searched.
+        for source in crate::app::SEARCH_SOURCES {
+            post.query_opt(
+                &format!(
+                    "SELECT 1 FROM {} WHERE {} @@ to_tsquery('{}', 'x') LIMIT 1",
+                    source.table,
+                    search::WORDS,
+                    search::CONFIG
+                ),
+                &[],
+                |_| Ok(()),
+            )
+            .unwrap();
+        }
     }
 
     #[test]

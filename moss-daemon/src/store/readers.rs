@@ -10,6 +10,9 @@ use super::engine::Db;
 use super::engine::postgres::Manager;
 use crate::error::{Error, Result};
 
+/// Statements each read connection keeps prepared (rusqlite's default is 16).
+const READER_STATEMENT_CACHE: usize = 64;
+
 /// A pool of read-only connections. Cheap to clone.
 #[derive(Clone)]
 pub struct ReadPool {
@@ -51,6 +54,10 @@ impl ReadPool {
             )
             .with_init(move |c| {
                 super::stable_plans(c)?;
+                // Every statement goes through the cache (`Db`), those whose text depends on
+                // how many values they take too (an `IN` list): room for them beside the
+                // fixed ones, which would otherwise be pushed out and parsed again.
+                c.set_prepared_statement_cache_capacity(READER_STATEMENT_CACHE);
                 // Each reader keeps a small page cache: every commit invalidates it anyway, and
                 // resident memory stays bounded however large the database grows.
                 c.execute_batch(

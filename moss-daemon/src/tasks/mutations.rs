@@ -359,7 +359,7 @@ impl Tasks {
                 )?;
                 let r = refs::reasoning_ref(kind, &id);
                 // The reasoning family's `ensure_branch` still takes SQLite's connection.
-                refs::ensure_branch(ctx.conn(), &ws, &r.branch, seq, ts_ms)?;
+                refs::ensure_branch(ctx, &ws, &r.branch, seq, ts_ms)?;
                 let ids = add_steps(ctx, &ws, &id, None, &steps)?;
                 commit(
                     ctx,

@@ -623,13 +623,6 @@ impl Db<'_> {
     }
 }
 
-/// A SQLite connection as a [`Db`], for callers that still hold one (`readers.run`).
-impl<'c> From<&'c rusqlite::Connection> for Db<'c> {
-    fn from(conn: &'c rusqlite::Connection) -> Self {
-        Db::Sqlite(conn)
-    }
-}
-
 fn params_sqlite<'p>(params: &'p [Param<'p>]) -> rusqlite::ParamsFromIter<&'p [Param<'p>]> {
     rusqlite::params_from_iter(params)
 }
