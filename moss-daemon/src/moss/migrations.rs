@@ -311,28 +311,31 @@ mod tests {
         };
         let pg = scratch.connect();
         let db = Db::Postgres(&pg);
-        // The columns of the other families' tables that the triggers read (their own
-        // migrations come before this one).
-        db.batch(
-            "CREATE TABLE capsules (id TEXT PRIMARY KEY, workspace_norm TEXT NOT NULL,
-               updated_at BIGINT NOT NULL, deleted_at BIGINT);
-             CREATE TABLE memories (rid BIGINT PRIMARY KEY, workspace TEXT NOT NULL,
-               updated_at BIGINT NOT NULL);
-             INSERT INTO capsules VALUES ('old', 'u', 5, NULL), ('gone', 'u', 7, 7);",
-        )
-        .unwrap();
-        for m in crate::reasoning::migrations::POSTGRES
-            .iter()
-            .chain(POSTGRES)
-        {
+        // The other families' tables (their migrations come before this one), with rows
+        // from before it, which it counts.
+        let before = crate::store::migrations::ordered(crate::schema::MIGRATIONS_POSTGRES).unwrap();
+        for m in before.iter().filter(|m| m.version < POSTGRES[0].version) {
             db.batch(m.sql).unwrap();
         }
+        const CAPSULE: &str = "INSERT INTO capsules(id, workspace_raw, workspace_norm,
+            capsule_text, capsule_chars, tokens_estimate, created_at, updated_at, deleted_at, seq)
+            VALUES (?1, ?2, ?2, 'text', 4, 1, ?3, ?3, ?4, 1)";
+        let capsule = |id: &str, ws: &str, at: i64, deleted: Option<i64>| {
+            db.execute(CAPSULE, crate::db_params![id, ws, at, deleted])
+                .unwrap();
+        };
+        capsule("old", "u", 5, None);
+        capsule("gone", "u", 7, Some(7));
+        db.batch(POSTGRES[0].sql).unwrap();
+        capsule("a", "w", 10, None);
+        capsule("b", "w", 20, None);
         db.batch(
-            "INSERT INTO capsules VALUES ('a', 'w', 10, NULL), ('b', 'w', 20, NULL);
-             UPDATE capsules SET deleted_at = 30, updated_at = 30 WHERE id = 'a';
+            "UPDATE capsules SET deleted_at = 30, updated_at = 30 WHERE id = 'a';
              INSERT INTO reasoning_entries(workspace, branch, doc, ts_ms, kind)
              VALUES ('w', 'main', 'notes', 40000, 'note');
-             INSERT INTO memories VALUES (1, 'w', 50);
+             INSERT INTO memories(rid, id, workspace, identity, content, contexts_json,
+               contexts_text, context_count, weight, seq, created_at, updated_at)
+             VALUES (1, 'm1', 'w', '\\x00', 'c', '[]', '', 0, 1.0, 1, 50, 50);
              UPDATE memories SET workspace = 'v' WHERE rid = 1;
              DELETE FROM capsules WHERE id = 'b';
              INSERT INTO task_items(workspace, id, kind, title, revision, seq, created_at_ms,
