@@ -181,8 +181,8 @@ enum Command {
     ///   moss migrate --to sqlite:moss-copy.db
     #[command(verbatim_doc_comment)]
     Migrate {
-        /// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or sqlite:PATH (ends in .db; a
-        /// bare name goes to ~/.moss/exports/; must not exist yet).
+        /// postgres://USER:PASSWORD@HOST:PORT/DATABASE (password and port optional), or
+        /// sqlite:PATH (ends in .db; a bare name goes to ~/.moss/exports/; must not exist yet).
         #[arg(long)]
         to: String,
     },
