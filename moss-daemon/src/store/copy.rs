@@ -515,7 +515,10 @@ fn copy_table(
 fn tables(db: Db<'_>) -> std::result::Result<BTreeMap<String, Table>, DbError> {
     let skip = |name: &str| {
         name.ends_with("_queue")
-            || matches!(name, "store_sequence" | "moss_schema")
+            || matches!(
+                name,
+                "store_sequence" | "moss_schema" | "moss_search_layout"
+            )
             || name.starts_with("sqlite_")
     };
     let mut out = BTreeMap::new();

@@ -28,7 +28,9 @@ const POSTGRES: &str = "
       RETURN NULL;
     END $$;
     CREATE TRIGGER notes_queued AFTER INSERT ON notes
-      FOR EACH ROW EXECUTE FUNCTION notes_queued();";
+      FOR EACH ROW EXECUTE FUNCTION notes_queued();
+    CREATE TABLE moss_search_layout (source TEXT PRIMARY KEY, layout TEXT NOT NULL);
+    INSERT INTO moss_search_layout VALUES ('notes', 'PostgreSQL''s own bookkeeping');";
 
 /// Every row of the test tables, ids first, as values.
 fn dump(db: Db<'_>) -> Vec<Vec<Value>> {

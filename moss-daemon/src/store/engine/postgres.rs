@@ -39,6 +39,13 @@ pub fn config(url: &str) -> Result<Config> {
     if config.get_application_name().is_none() {
         config.application_name("mossd");
     }
+    // The server's notices ("… already exists, skipping" from the idempotent schema work) are
+    // not news for the daemon's log; warnings still are.
+    let options = match config.get_options() {
+        Some(o) => format!("{o} -c client_min_messages=warning"),
+        None => "-c client_min_messages=warning".to_string(),
+    };
+    config.options(&options);
     Ok(config)
 }
 

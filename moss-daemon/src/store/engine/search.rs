@@ -49,10 +49,15 @@ pub fn ensure_columns(db: Db<'_>, sources: &[&Source]) -> Result<(), DbError> {
             continue;
         }
         let table = source.table;
+        // A column built before (another layout) goes first, with its index.
+        let drop = match current {
+            Some(_) => format!("ALTER TABLE {table} DROP COLUMN IF EXISTS {WORDS};"),
+            None => String::new(),
+        };
         db.batch("BEGIN")?;
         let built = db
             .batch(&format!(
-                "ALTER TABLE {table} DROP COLUMN IF EXISTS {WORDS};
+                "{drop}
                  ALTER TABLE {table} ADD COLUMN {WORDS} tsvector
                    GENERATED ALWAYS AS ({layout}) STORED;
                  CREATE INDEX {table}_{WORDS} ON {table} USING GIN ({WORDS});"
