@@ -467,49 +467,7 @@ const FILTER_CHUNK: usize = 500;
 /// most `want`: filters apply before ranking, so a selective filter reads further down the
 /// list instead of returning fewer hits. `from` names the table aliased `c` (`capsules c`);
 /// `key` is the column returned for each row (`c.id`).
-pub fn filter_near<K: rusqlite::types::FromSql>(
-    conn: &rusqlite::Connection,
-    from: &str,
-    key: &str,
-    f: &crate::sql_filter::Filter,
-    near: &[crate::store::semantic::Near],
-    want: usize,
-) -> rusqlite::Result<Vec<(K, crate::store::semantic::Near)>> {
-    let mut out = Vec::new();
-    for chunk in near.chunks(FILTER_CHUNK) {
-        if out.len() >= want {
-            break;
-        }
-        let ids: Vec<String> = chunk.iter().map(|n| n.doc.to_string()).collect();
-        let sql = format!(
-            "SELECT c.rowid, {key} FROM {from} {} {} c.rowid IN ({})",
-            f.sql(),
-            if f.is_empty() { "WHERE" } else { "AND" },
-            ids.join(", ")
-        );
-        let mut kept: std::collections::HashMap<i64, K> = conn
-            .prepare(&sql)?
-            .query_map(rusqlite::params_from_iter(f.params().iter()), |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, K>(1)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        for n in chunk {
-            if out.len() >= want {
-                break;
-            }
-            if let Some(k) = kept.remove(&n.doc) {
-                out.push((k, *n));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// [`filter_near`] on a connection of either engine: the candidates of `near` that `f` keeps, as `(key, passage)`, best first, at
-/// most `want`: filters apply before ranking, so a selective filter reads further down the
-/// list instead of returning fewer hits. `from` names the table aliased `c` (`capsules c`);
-/// `key` is the column returned for each row (`c.id`).
-pub fn filter_near_db<K: crate::store::engine::FromValue>(
+pub fn filter_near<K: crate::store::engine::FromValue>(
     db: crate::store::engine::Db<'_>,
     from: &str,
     key: &str,

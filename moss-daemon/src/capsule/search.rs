@@ -237,7 +237,7 @@ fn fused_search(
         Vec::new()
     };
     let semantic: Vec<(String, crate::store::semantic::Near)> =
-        crate::search_text::filter_near_db(db, "capsules c", "c.id", base, near, DEPTH)?;
+        crate::search_text::filter_near(db, "capsules c", "c.id", base, near, DEPTH)?;
     let ranked: Vec<(String, f64)> = keyword.iter().map(|h| (h.id.clone(), h.score)).collect();
     let fused = fuse(&ranked, &semantic);
     let parts = if mode == SearchMode::Hybrid { 2 } else { 1 };

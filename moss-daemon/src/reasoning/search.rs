@@ -138,7 +138,7 @@ impl Reasoning {
                 if let Some(b) = &branch {
                     base.add("c.branch = ?", b.clone());
                 }
-                let semantic: Vec<(i64, Near)> = crate::search_text::filter_near_db(
+                let semantic: Vec<(i64, Near)> = crate::search_text::filter_near(
                     db,
                     "reasoning_entries c",
                     "c.seq",
