@@ -366,16 +366,12 @@ impl Signals {
         }
     }
 
-    /// Raises the signal of source `i` (in the writer's order) to `seq`, waking its waiters, if
-    /// it is below.
+    /// Raises the signal of source `i` (in the writer's order) to `seq` and wakes its waiters,
+    /// even when it is there already (a change that took no number of its own is still a
+    /// change to look at); it never goes down (another daemon's later commit may have been
+    /// heard first).
     fn raise(&self, i: usize, seq: i64) {
-        self.senders[i].send_if_modified(|v| {
-            let higher = seq > *v;
-            if higher {
-                *v = seq;
-            }
-            higher
-        });
+        self.senders[i].send_modify(|v| *v = (*v).max(seq));
     }
 
     /// Raises the signal of the source named `name` to `seq`; a name this daemon does not serve
