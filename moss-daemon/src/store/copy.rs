@@ -398,15 +398,7 @@ fn sample(
     dst: &Table,
     rows: i64,
 ) -> std::result::Result<i64, CopyError> {
-    let mut columns: Vec<&str> = src
-        .columns
-        .iter()
-        .filter(|c| dst.columns.contains(c))
-        .map(String::as_str)
-        .collect();
-    if src.rowid && dst.rowid {
-        columns.insert(0, "rowid");
-    }
+    let columns = shared_columns(src, dst);
     if columns.is_empty() || rows == 0 {
         return Ok(0);
     }
@@ -456,15 +448,7 @@ fn copy_table(
     src: &Table,
     dst: &Table,
 ) -> std::result::Result<(), DbError> {
-    let mut columns: Vec<&str> = src
-        .columns
-        .iter()
-        .filter(|c| dst.columns.contains(c))
-        .map(String::as_str)
-        .collect();
-    if src.rowid && dst.rowid {
-        columns.insert(0, "rowid");
-    }
+    let columns = shared_columns(src, dst);
     if columns.is_empty() {
         return Ok(());
     }
@@ -509,6 +493,21 @@ fn copy_table(
     })?;
     inner?;
     flush(&mut pending)
+}
+
+/// The columns a table's copy carries: those both sides have, the row's id first when both keep
+/// one.
+fn shared_columns<'t>(src: &'t Table, dst: &Table) -> Vec<&'t str> {
+    let mut columns: Vec<&str> = src
+        .columns
+        .iter()
+        .filter(|c| dst.columns.contains(c))
+        .map(String::as_str)
+        .collect();
+    if src.rowid && dst.rowid {
+        columns.insert(0, "rowid");
+    }
+    columns
 }
 
 /// The tables a store's rows live in, by name, with their columns.
@@ -588,19 +587,7 @@ fn begin_snapshot(db: Db<'_>) -> std::result::Result<(), DbError> {
     }
 }
 
-/// The highest number the database's sequence has handed out.
-pub fn sequence(db: Db<'_>) -> std::result::Result<i64, DbError> {
-    match db.engine() {
-        Engine::Sqlite => db.query_one("SELECT value FROM store_sequence WHERE id = 1", &[], |r| {
-            r.get(0)
-        }),
-        Engine::Postgres => db.query_one(
-            "SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM moss_sequence",
-            &[],
-            |r| r.get(0),
-        ),
-    }
-}
+pub use super::writer::sequence;
 
 fn set_sequence(db: Db<'_>, value: i64) -> std::result::Result<(), DbError> {
     match db.engine() {

@@ -30,7 +30,7 @@ use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::engine::postgres::PgConn;
-use super::engine::{Db, DbError, DbErrorKind, Param};
+use super::engine::{Db, DbError, DbErrorKind, Engine, Param};
 use super::fts::Source;
 use crate::error::{Error, Result};
 
@@ -89,11 +89,7 @@ impl WriterConn for Connection {
     }
 
     fn load_sequence(&self) -> std::result::Result<i64, DbError> {
-        Ok(
-            self.query_row("SELECT value FROM store_sequence WHERE id = 1", [], |r| {
-                r.get(0)
-            })?,
-        )
+        sequence(self.db())
     }
 
     fn begin(&self, _seq: &Sequence) -> std::result::Result<(), DbError> {
@@ -147,6 +143,20 @@ impl BatchHooks<PgConn> for TrimQueues {
     }
 }
 
+/// The highest number the database's sequence has handed out, on either engine.
+pub fn sequence(db: Db<'_>) -> std::result::Result<i64, DbError> {
+    match db.engine() {
+        Engine::Sqlite => db.query_one("SELECT value FROM store_sequence WHERE id = 1", &[], |r| {
+            r.get(0)
+        }),
+        Engine::Postgres => db.query_one(
+            "SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM moss_sequence",
+            &[],
+            |r| r.get(0),
+        ),
+    }
+}
+
 /// The PostgreSQL advisory lock a batch holds until it commits: one writer of all the daemons
 /// on a database at a time, so that sequence numbers are committed in their order and a
 /// watcher that has seen number N never later finds a change numbered below it.
@@ -163,12 +173,7 @@ impl WriterConn for PgConn {
     }
 
     fn load_sequence(&self) -> std::result::Result<i64, DbError> {
-        self.db().query_one(
-            "SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END \
-             FROM moss_sequence",
-            &[],
-            |r| r.get(0),
-        )
+        sequence(self.db())
     }
 
     fn begin(&self, seq: &Sequence) -> std::result::Result<(), DbError> {
