@@ -99,6 +99,24 @@ pub fn fts_query(query: &str, safe: bool) -> Result<String> {
     })
 }
 
+/// The text a search binds for `fts` (an FTS5 query, from [`fts_query`]) on `engine`: as is on
+/// SQLite; on PostgreSQL its `tsquery` form ([`crate::store::engine::search::matches`] and
+/// its siblings read it), or `INVALID_REQUEST` naming the field when the query uses what
+/// PostgreSQL's search cannot say (`NEAR`, column filters, `^`).
+pub fn engine_query(engine: crate::store::engine::Engine, fts: &str) -> Result<String> {
+    use crate::store::engine::{Engine, tsquery};
+    match engine {
+        Engine::Sqlite => Ok(fts.to_string()),
+        Engine::Postgres => tsquery::to_tsquery(fts).map_err(|tsquery::Unmapped(reason)| {
+            Error::invalid(format!(
+                "query {fts:?} cannot be searched on this store (PostgreSQL): {reason}. Pass \
+                 safe_query: true (CLI: --safe) to search the words as written"
+            ))
+            .with_details(serde_json::json!({ "field": "query", "reason": reason }))
+        }),
+    }
+}
+
 /// A BM25 rank of FTS5 (negative; lower is better) as a score in 0..1, higher better:
 /// `r / (1 + r)` with `r = −bm25`. It keeps the order of the ranks, and depends on the hit alone
 /// (not on the page or the other hits), so scores compare across pages and calls; 0.5 is a rank

@@ -77,3 +77,47 @@ pub fn ensure_columns(db: Db<'_>, sources: &[&Source]) -> Result<(), DbError> {
     }
     Ok(())
 }
+
+/// `to_tsquery` of the query bound as parameter `?{param}` (its text from
+/// [`super::tsquery::to_tsquery`]).
+pub fn query(param: usize) -> String {
+    format!("to_tsquery('{CONFIG}', ?{param})")
+}
+
+/// The condition that `alias`'s row matches the query bound as `?{param}`: FTS5's
+/// `{table} MATCH ?{param}` on PostgreSQL.
+pub fn matches(alias: &str, param: usize) -> String {
+    format!("{alias}.{WORDS} @@ {}", query(param))
+}
+
+/// A rank of `alias`'s row for the query bound as `?{param}`, read as FTS5's `bm25()` is:
+/// negative, lower better (so the same `ORDER BY rank` and the same score mapping serve both
+/// engines). `weights` are the bm25 weights of the source's columns in their order; PostgreSQL
+/// takes them relative to the largest (`ts_rank_cd`'s `{D, C, B, A}` array). The rank is
+/// divided by 1 + the logarithm of the text's length, as BM25 weighs long texts down.
+pub fn rank(alias: &str, param: usize, weights: &[f64]) -> String {
+    let max = weights.iter().copied().fold(f64::MIN_POSITIVE, f64::max);
+    let w = |i: usize| weights.get(i).map_or(0.1, |w| (w / max).clamp(0.01, 1.0));
+    format!(
+        "(-ts_rank_cd('{{{}, {}, {}, {}}}', {alias}.{WORDS}, {}, 1))",
+        w(3),
+        w(2),
+        w(1),
+        w(0),
+        query(param)
+    )
+}
+
+/// A snippet of `text` (an SQL expression) for the query bound as `?{param}`, marked as FTS5's
+/// `snippet()` marks it (U+E000 before a match, U+E001 after), about `tokens` words long, for
+/// [`crate::search_text::render_snippet`].
+pub fn headline(text: &str, param: usize, tokens: usize) -> String {
+    let max = tokens.max(2);
+    let min = (max / 2).max(1);
+    format!(
+        "ts_headline('{CONFIG}', {text}, {}, \
+         'StartSel=\u{E000}, StopSel=\u{E001}, MaxWords={max}, MinWords={min}, ShortWord=0, \
+          HighlightAll=false, MaxFragments=0')",
+        query(param)
+    )
+}
