@@ -15,7 +15,8 @@ pub struct DaemonStatus {
     pub pid: u32,
     /// The `$MOSS_HOME` it serves.
     pub home: String,
-    /// The SQLite database it owns.
+    /// Its store: the SQLite database it owns, or the URL of its PostgreSQL database (without
+    /// a password).
     pub db_path: String,
     /// When it started, unix seconds.
     pub started_at: i64,
@@ -29,7 +30,8 @@ pub struct DaemonStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_behind: Option<i64>,
     /// The full-text index, source by source (`capsules`, …). Empty from daemons older than
-    /// this field.
+    /// this field, and on a PostgreSQL store (its words are indexed in the writing
+    /// transaction).
     #[serde(default)]
     pub index: Vec<IndexStatus>,
     /// MCP sessions open now. Absent from daemons older than this field (as are the fields

@@ -127,11 +127,16 @@ impl TestDaemon {
     }
 }
 
+/// Whether the tests' daemons run on PostgreSQL (`MOSS_TEST_ENGINE=postgres`).
+pub fn on_postgres() -> bool {
+    std::env::var("MOSS_TEST_ENGINE").as_deref() == Ok("postgres")
+}
+
 /// `config` for a daemon on the engine the tests run on: with `MOSS_TEST_ENGINE=postgres`, a
 /// `database` naming a schema of its own on the server `MOSS_TEST_POSTGRES` (kept in the home's
 /// `config.json`, so a daemon restarted on the home finds its store again).
 async fn on_test_engine(home: &Path, config: Option<Value>) -> Option<Value> {
-    if std::env::var("MOSS_TEST_ENGINE").as_deref() != Ok("postgres") {
+    if !on_postgres() {
         return config;
     }
     let existing = std::fs::read_to_string(home.join("config.json"))

@@ -105,7 +105,7 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
         .run_db(move |db| match asked {
             Some(t) => {
                 let (_, id) = reasoning::refs::target_id("task", &t)?;
-                if !tasks::exists(super::sqlite(db)?, &w, &id)? {
+                if !tasks::exists_db(db, &w, &id)? {
                     return Err(Error::not_found(format!(
                         "no plan or task {id} in workspace {w:?}"
                     ))
@@ -116,7 +116,7 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
                 }
                 Ok(Some(id))
             }
-            None => tasks::focus(super::sqlite(db)?, &w),
+            None => tasks::focus_db(db, &w),
         })
         .await?;
     let mut resp = ContextResponse {
@@ -178,14 +178,14 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
     let (w, t) = (ws.clone(), task.clone());
     let rest = app.store.readers.run_db(move |db| {
         let t = t.as_deref();
-        let handoffs = capsules::handoffs(super::sqlite(db)?, &w, t, HANDOFFS, true)?;
+        let handoffs = capsules::handoffs(db, &w, t, HANDOFFS, true)?;
         let questions = match t {
             Some(t) => reasoning::latest_cards(db, &w, Some(t), "question", PER_SECTION)?,
             None => Vec::new(),
         };
         let decisions = reasoning::latest_cards(db, &w, t, "decision", PER_SECTION)?;
         let open_tasks = if t.is_none() {
-            tasks::recent(super::sqlite(db)?, &w, 10, true)?
+            tasks::recent_db(db, &w, 10, true)?
         } else {
             Vec::new()
         };

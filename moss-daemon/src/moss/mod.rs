@@ -119,7 +119,6 @@ pub async fn memory_recall(
 
 /// The last changes of workspace `ws` across families, newest first: at most `per_family`
 /// from each (capsules handed off or stored, reasoning entries, plans and tasks, memories).
-/// `db` is a [`Db`] (or a SQLite connection, for the callers that still hold one).
 pub fn changes<'c>(
     db: impl Into<Db<'c>>,
     ws: &str,
@@ -127,16 +126,10 @@ pub fn changes<'c>(
 ) -> Result<Vec<moss_client::moss::ContextItem>> {
     let db = db.into();
     let mut all = Vec::new();
-    all.extend(capsules::handoffs(
-        sqlite(db)?,
-        ws,
-        None,
-        per_family,
-        false,
-    )?);
+    all.extend(capsules::handoffs(db, ws, None, per_family, false)?);
     all.extend(reasoning::recent(db, ws, per_family)?);
-    all.extend(tasks::recent(sqlite(db)?, ws, per_family, false)?);
-    all.extend(memories::recent(sqlite(db)?, ws, per_family)?);
+    all.extend(tasks::recent_db(db, ws, per_family, false)?);
+    all.extend(memories::recent_db(db, ws, per_family)?);
     all.sort_by_key(|c| std::cmp::Reverse(c.0));
     Ok(all
         .into_iter()
@@ -200,17 +193,4 @@ pub async fn workspaces(app: &App, _req: WorkspacesRequest) -> Result<Workspaces
     Ok(WorkspacesResponse {
         items: items.into_iter().map(|(_, i)| i).collect(),
     })
-}
-
-/// The SQLite connection under `db`, for the reads of other families that still take one
-/// (`capsule`, `tasks` and `memory` interfaces): on a PostgreSQL store such a read is refused
-/// with an error.
-fn sqlite(db: Db<'_>) -> Result<&rusqlite::Connection> {
-    match db {
-        Db::Sqlite(conn) => Ok(conn),
-        Db::Postgres(_) => Err(crate::error::Error::internal(
-            "reading across families",
-            "this read of another family runs only on a SQLite store",
-        )),
-    }
 }

@@ -224,13 +224,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         // answer found by meaning.
         let every_word = mode == SearchMode::Hybrid;
         let words = keyword.then_some(move |db: Db<'_>| {
-            tasks::search_hits(
-                super::sqlite(db)?,
-                &words,
-                w.as_deref(),
-                depth.max(DEPTH),
-                every_word,
-            )
+            tasks::search_hits_db(db, &words, w.as_deref(), depth.max(DEPTH), every_word)
         });
         let sources = (&tasks::SEARCH_SOURCE, &tasks::EMBED_SOURCE);
         family_hits(
@@ -239,7 +233,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             words,
             vector(),
             &spaces,
-            |db, near| tasks::near_hits(super::sqlite(db)?, near),
+            |db, near| tasks::near_hits_db(db, near),
             depth,
         )
         .await
@@ -250,7 +244,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         }
         let (q, w) = (query.clone(), ws.clone());
         let words = keyword.then_some(move |db: Db<'_>| {
-            memories::search_hits(super::sqlite(db)?, &q, w.as_deref(), words_depth)
+            memories::search_hits_db(db, &q, w.as_deref(), words_depth)
         });
         let sources = (&memories::SEARCH_SOURCE, &memories::EMBED_SOURCE);
         family_hits(
@@ -259,7 +253,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             words,
             vector(),
             &spaces,
-            |db, near| memories::near_hits(super::sqlite(db)?, near),
+            |db, near| memories::near_hits_db(db, near),
             depth,
         )
         .await

@@ -95,20 +95,20 @@ pub async fn memories(
     let read = app
         .store
         .readers
-        .run(move |conn| {
+        .run_db(move |db| {
             let list = if skip_list {
                 None
             } else {
-                Some(interface::list(
-                    conn,
+                Some(interface::list_db(
+                    db,
                     &norm,
                     list_ctx.as_deref(),
                     cursor,
                     PAGE,
                 )?)
             };
-            let contexts = interface::contexts(conn, &norm, contexts_after.as_deref(), NAMES)?;
-            let slots = interface::slots(conn, &norm, slots_after.as_deref(), NAMES)?;
+            let contexts = interface::contexts_db(db, &norm, contexts_after.as_deref(), NAMES)?;
+            let slots = interface::slots_db(db, &norm, slots_after.as_deref(), NAMES)?;
             Ok((list, contexts, slots))
         })
         .await;

@@ -17,7 +17,7 @@ pub async fn timeline(_v: Viewer, State(app): State<AppState>, Path(ws): Path<St
     let changes = app
         .store
         .readers
-        .run(move |conn| crate::moss::changes(conn, &w, PER_FAMILY))
+        .run_db(move |db| crate::moss::changes(db, &w, PER_FAMILY))
         .await;
     let changes = match changes {
         Ok(c) => c,
