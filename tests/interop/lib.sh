@@ -11,6 +11,9 @@
 # first stdout line and its token from $MOSS_HOME/token. On every exit (success, failure,
 # INT, TERM) mossd gets SIGTERM (SIGKILL after 5 s) and the temp dirs are removed.
 # Needs no stdin; safe under CI=true.
+#
+# With MOSS_INTEROP_POSTGRES set (a PostgreSQL server's URL; psql on PATH), the daemon keeps its
+# store on that server, in a schema of its own made for the run (dropped on exit).
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
@@ -23,6 +26,7 @@ MOSSD_PID=""
 MOSS_HOME_DIR=""
 LOG_DIR=""
 MOSSD_ERR=""
+PG_SCHEMA=""
 
 die() {
     echo "$INTEROP_NAME: $*" >&2
@@ -40,6 +44,8 @@ interop_cleanup() {
         kill -KILL "$MOSSD_PID" 2>/dev/null || true
         wait "$MOSSD_PID" 2>/dev/null || true
     fi
+    [[ -z "$PG_SCHEMA" ]] ||
+        psql -q -X "$MOSS_INTEROP_POSTGRES" -c "DROP SCHEMA $PG_SCHEMA CASCADE" </dev/null >/dev/null 2>&1 || true
     [[ -z "$MOSS_HOME_DIR" ]] || rm -rf "$MOSS_HOME_DIR"
     [[ -z "$LOG_DIR" ]] || rm -rf "$LOG_DIR"
     exit "$rc"
@@ -61,7 +67,8 @@ interop_resolve_mossd() {
 
 # Installs DIR's package-lock.json exactly (`npm ci`: no audit, no fund, no install scripts,
 # cached tarballs first). Outside CI, an existing node_modules installed from the same lockfile
-# is reused; CI always installs afresh.
+# is reused; CI installs afresh, unless MOSS_INTEROP_REUSE=1 (a second pass of the same run,
+# against another store engine, over what the first pass installed).
 interop_npm_ci() {
     local dir="$1"
     command -v node >/dev/null 2>&1 || die "node is not installed (the interop tests need Node 20+ and npm)"
@@ -70,7 +77,7 @@ interop_npm_ci() {
         die "node is $(node --version); the interop tests need Node 20+"
     [[ -f "$dir/package-lock.json" ]] || die "no package-lock.json in $dir"
     local stamp="$dir/node_modules/.moss-package-lock.json"
-    if [[ "${CI:-}" != "true" ]] && cmp -s "$dir/package-lock.json" "$stamp"; then
+    if [[ "${CI:-}" != "true" || "${MOSS_INTEROP_REUSE:-}" == 1 ]] && cmp -s "$dir/package-lock.json" "$stamp"; then
         echo "$INTEROP_NAME: reusing $dir/node_modules (same package-lock.json)"
         return 0
     fi
@@ -97,6 +104,17 @@ interop_start_mossd() {
     : >"$out"
     : >"$MOSSD_ERR"
 
+    if [[ -n "${MOSS_INTEROP_POSTGRES:-}" ]]; then
+        command -v psql >/dev/null 2>&1 || die "MOSS_INTEROP_POSTGRES is set but psql is not installed"
+        PG_SCHEMA="interop_$$_${RANDOM}"
+        psql -q -X -v ON_ERROR_STOP=1 "$MOSS_INTEROP_POSTGRES" -c "CREATE SCHEMA $PG_SCHEMA" </dev/null ||
+            die "cannot create schema $PG_SCHEMA on $MOSS_INTEROP_POSTGRES"
+        local sep="?"
+        [[ "$MOSS_INTEROP_POSTGRES" != *\?* ]] || sep="&"
+        printf '{"database": "%s%soptions=-c%%20search_path%%3D%s"}\n' \
+            "$MOSS_INTEROP_POSTGRES" "$sep" "$PG_SCHEMA" >"$MOSS_HOME_DIR/config.json"
+        echo "$INTEROP_NAME: mossd on PostgreSQL, schema $PG_SCHEMA"
+    fi
     MOSS_HOME="$MOSS_HOME_DIR" "$MOSSD" --addr 127.0.0.1:0 </dev/null >"$out" 2>"$MOSSD_ERR" &
     MOSSD_PID=$!
 
