@@ -1,7 +1,7 @@
 //! A daemon of its own for `moss bench`: `mossd` on a free loopback port with a fresh home in
 //! a `bench-*` directory inside `$MOSS_HOME` (the same disk as the user's store, with a copy of
-//! its `config.json`), stopped and deleted afterwards, so a benchmark never writes into the
-//! user's store.
+//! its `config.json` but for where the store is), stopped and deleted afterwards, so a benchmark
+//! never writes into the user's store.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -27,8 +27,10 @@ pub struct ScratchDaemon {
 }
 
 impl ScratchDaemon {
-    /// Starts `mossd --addr 127.0.0.1:0` on a fresh home and waits for its address.
-    pub async fn start() -> anyhow::Result<ScratchDaemon> {
+    /// Starts `mossd --addr 127.0.0.1:0` on a fresh home and waits for its address. Its store
+    /// is a SQLite file in that home, or `database` when given: never the store the user's
+    /// config names.
+    pub async fn start(database: Option<&str>) -> anyhow::Result<ScratchDaemon> {
         let home = connect::require_home()?;
         mossd::ensure_home(&home)?;
         let dir = tempfile::Builder::new()
@@ -36,10 +38,26 @@ impl ScratchDaemon {
             .tempdir_in(&home)
             .with_context(|| format!("cannot create a scratch home in {}", home.display()))?;
         let config = home.join("config.json");
-        if config.exists() {
-            std::fs::copy(&config, dir.path().join("config.json"))
-                .with_context(|| format!("cannot copy {}", config.display()))?;
+        let mut copied = match std::fs::read_to_string(&config) {
+            Ok(text) => serde_json::from_str::<serde_json::Value>(&text)
+                .with_context(|| format!("{} is not valid JSON", config.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", config.display())),
+        };
+        if let Some(obj) = copied.as_object_mut() {
+            // The user's store is not the benchmark's.
+            obj.remove("database");
+            obj.remove("database_read");
+            if let Some(url) = database {
+                obj.insert("database".into(), url.into());
+            }
         }
+        std::fs::write(dir.path().join("config.json"), copied.to_string()).with_context(|| {
+            format!(
+                "cannot write the scratch home's config in {}",
+                dir.path().display()
+            )
+        })?;
         let mossd = mossd::find_mossd()?;
         let log_path = dir.path().join("mossd.log");
         let log = File::create(&log_path)?;

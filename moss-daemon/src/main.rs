@@ -14,6 +14,7 @@ use tracing_subscriber::EnvFilter;
 ///   mossd                              # 127.0.0.1:6677, data in ~/.moss
 ///   MOSS_HOME=/tmp/m mossd --addr 127.0.0.1:0
 ///   MOSS_LOG=debug mossd
+///   mossd --database postgres://moss@db.internal/moss   # a store shared by several daemons
 #[derive(Debug, Parser)]
 #[command(name = "mossd", version, verbatim_doc_comment)]
 struct Args {
@@ -29,6 +30,14 @@ struct Args {
     /// undo. `moss restore-backup PATH` stops the daemon and runs this.
     #[arg(long, value_name = "PATH")]
     restore_backup: Option<std::path::PathBuf>,
+    /// Where the store lives, in place of the config's `database`: `sqlite:/absolute/path`
+    /// or `postgres://USER@HOST[:PORT]/DATABASE` (several daemons may serve one PostgreSQL
+    /// database). Default: `$MOSS_HOME/moss.db`.
+    #[arg(long, env = "MOSS_DATABASE", value_name = "URL")]
+    database: Option<String>,
+    /// A PostgreSQL replica to read from, in place of the config's `database_read`.
+    #[arg(long, env = "MOSS_DATABASE_READ", value_name = "URL")]
+    database_read: Option<String>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -82,6 +91,8 @@ fn run() -> anyhow::Result<()> {
             addr: args.addr,
             allow_non_loopback: args.allow_non_loopback,
             cwd,
+            database: args.database.clone(),
+            database_read: args.database_read.clone(),
         })
         .await?;
         // SIGTERM, SIGINT and `POST /shutdown` trigger the same graceful shutdown. Installed

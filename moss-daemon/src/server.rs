@@ -42,6 +42,10 @@ pub struct DaemonOptions {
     pub allow_non_loopback: bool,
     /// Where to look for a repo `.moss/config.json`.
     pub cwd: PathBuf,
+    /// `--database` and `--database-read`: in place of the home config's `database` and
+    /// `database_read` when set.
+    pub database: Option<String>,
+    pub database_read: Option<String>,
 }
 
 impl DaemonOptions {
@@ -52,6 +56,8 @@ impl DaemonOptions {
             home,
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             allow_non_loopback: false,
+            database: None,
+            database_read: None,
         }
     }
 }
@@ -144,6 +150,13 @@ pub fn check_names(config: &mut Config) -> Toolsets {
 /// Starts a daemon: returns once it is listening.
 pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     let mut config = Config::load(&opts.home.dir, &opts.cwd)?;
+    if opts.database.is_some() || opts.database_read.is_some() {
+        config.database = Database::parse(opts.database.as_deref(), opts.database_read.as_deref())
+            .map_err(|e| {
+                let e = e.replace("key `database_read`", "--database-read");
+                anyhow::anyhow!("{}", e.replace("key `database`", "--database"))
+            })?;
+    }
     let toolsets = check_names(&mut config);
     if !opts.addr.ip().is_loopback() {
         if !opts.allow_non_loopback {

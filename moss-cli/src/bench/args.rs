@@ -8,6 +8,12 @@ pub struct BenchArgs {
     /// a daemon of the benchmark's own, deleted afterwards).
     #[arg(long)]
     pub(super) against_running: bool,
+    /// The store of the benchmark's own daemon: a `postgres://…` URL (or `sqlite:/path`) to
+    /// measure that engine, instead of a SQLite file in its scratch home. The benchmark writes
+    /// there and leaves what it wrote: name an empty database or schema
+    /// (`postgres://…/db?options=-c%20search_path%3Dbench`, the schema made beforehand).
+    #[arg(long, conflicts_with = "against_running")]
+    pub(super) database: Option<String>,
     /// Concurrent clients.
     #[arg(long, default_value_t = 32)]
     pub(super) clients: usize,

@@ -31,15 +31,19 @@ pub async fn run_command(args: BenchArgs, addr: &str) -> anyhow::Result<()> {
         let client = crate::autostart::ensure_running(addr).await?;
         return run(args, &client).await;
     }
-    let scratch = crate::scratch::ScratchDaemon::start().await?;
+    let scratch = crate::scratch::ScratchDaemon::start(args.database.as_deref()).await?;
     eprintln!(
-        "moss bench: a daemon of its own at {} (home {}, deleted afterwards; \
+        "moss bench: a daemon of its own at {} (home {}, deleted afterwards{}; \
          --against-running measures the daemon at {addr})",
         scratch.client.addr(),
         scratch
             .home()
             .map(|h| h.display().to_string())
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        match &args.database {
+            Some(_) => "; its store is the --database given, kept",
+            None => "",
+        }
     );
     // Ctrl-C stops the scratch daemon and deletes its home too (mossd, in this process group,
     // gets the SIGINT as well and drains).
