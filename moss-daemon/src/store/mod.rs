@@ -16,6 +16,7 @@ pub mod engine;
 pub mod fts;
 pub mod migrations;
 pub mod readers;
+pub mod replica;
 pub mod semantic;
 pub mod writer;
 
@@ -213,9 +214,16 @@ impl Store {
         migrations::migrate_postgres_then(&conn, opts.migrations_postgres, |db| {
             engine::search::ensure_columns(db, sources)
         })?;
-        let readers =
-            ReadPool::open_postgres(&read_config, opts.read_pool_size, opts.read_pool_idle)?;
-        let (writer, thread) = Writer::spawn(conn, writer::TrimQueues::new(sources), sources)?;
+        // Reads on a replica wait for this daemon's writes (read-your-writes).
+        let replica = read_url.map(|_| std::sync::Arc::new(replica::ReplicaMark::default()));
+        let readers = ReadPool::open_postgres(
+            &read_config,
+            opts.read_pool_size,
+            opts.read_pool_idle,
+            replica.clone(),
+        )?;
+        let (writer, thread) =
+            Writer::spawn(conn, writer::TrimQueues::new(sources, replica), sources)?;
         let listener = engine::listener::Listener::spawn(&config, writer.signals())?;
         Ok((
             Store {
@@ -314,8 +322,8 @@ impl writer::BatchHooks for WriterHooks {
         self.index.before_commit(conn)
     }
 
-    fn after_commit(&self) {
-        self.index.after_commit();
+    fn after_commit(&self, conn: &Connection) {
+        self.index.after_commit(conn);
     }
 
     fn after_replies(&self, conn: &Connection) {

@@ -22,14 +22,18 @@ pub struct ReadPool {
 #[derive(Clone)]
 enum Pool {
     Sqlite(r2d2::Pool<SqliteConnectionManager>),
-    Postgres(r2d2::Pool<Manager>),
+    /// With the mark reads on a replica wait for.
+    Postgres(
+        r2d2::Pool<Manager>,
+        Option<std::sync::Arc<super::replica::ReplicaMark>>,
+    ),
 }
 
 impl std::fmt::Debug for ReadPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (engine, size) = match &self.pool {
             Pool::Sqlite(p) => ("sqlite", p.max_size()),
-            Pool::Postgres(p) => ("postgres", p.max_size()),
+            Pool::Postgres(p, _) => ("postgres", p.max_size()),
         };
         f.debug_struct("ReadPool")
             .field("engine", &engine)
@@ -77,8 +81,14 @@ impl ReadPool {
     }
 
     /// Opens `size` connections to a PostgreSQL database (a replica serves as well: reads
-    /// never write). Each runs its statements read-only.
-    pub fn open_postgres(config: &postgres::Config, size: u32, idle: u32) -> Result<ReadPool> {
+    /// never write; give it the writer's `replica` mark, which each read waits for). Each runs
+    /// its statements read-only.
+    pub fn open_postgres(
+        config: &postgres::Config,
+        size: u32,
+        idle: u32,
+        replica: Option<std::sync::Arc<super::replica::ReplicaMark>>,
+    ) -> Result<ReadPool> {
         let mut config = config.clone();
         let options = match config.get_options() {
             Some(o) => format!("{o} -c default_transaction_read_only=on"),
@@ -89,14 +99,14 @@ impl ReadPool {
             .build(Manager::new(config))
             .map_err(|e| Error::internal("opening read connections", e))?;
         Ok(ReadPool {
-            pool: Pool::Postgres(pool),
+            pool: Pool::Postgres(pool, replica),
         })
     }
 
     pub fn engine(&self) -> super::engine::Engine {
         match self.pool {
             Pool::Sqlite(_) => super::engine::Engine::Sqlite,
-            Pool::Postgres(_) => super::engine::Engine::Postgres,
+            Pool::Postgres(..) => super::engine::Engine::Postgres,
         }
     }
 
@@ -112,8 +122,11 @@ impl ReadPool {
                 let conn = pool.get()?;
                 f(Db::Sqlite(&conn))
             }
-            Pool::Postgres(pool) => {
+            Pool::Postgres(pool, replica) => {
                 let conn = pool.get()?;
+                if let Some(mark) = replica {
+                    mark.caught_up(Db::Postgres(&conn))?;
+                }
                 f(Db::Postgres(&conn))
             }
         })

@@ -46,8 +46,8 @@ pub trait BatchHooks<C: ?Sized = Connection>: Send + 'static {
         Ok(())
     }
 
-    /// Runs after a successful COMMIT.
-    fn after_commit(&self) {}
+    /// Runs after a successful COMMIT, before the batch's replies.
+    fn after_commit(&self, _conn: &C) {}
 
     /// Runs after the batch's replies are sent, outside any transaction: housekeeping that must
     /// run on the writer's connection without delaying the batch it follows.
@@ -121,11 +121,18 @@ impl WriterConn for Connection {
 /// families' triggers fill as on SQLite.
 pub struct TrimQueues {
     trims: Vec<(&'static str, String)>,
+    /// With a read replica: where the replica must have replayed to for reads to see the
+    /// batch.
+    replica: Option<std::sync::Arc<super::replica::ReplicaMark>>,
 }
 
 impl TrimQueues {
-    pub fn new(sources: &[&'static Source]) -> TrimQueues {
+    pub fn new(
+        sources: &[&'static Source],
+        replica: Option<std::sync::Arc<super::replica::ReplicaMark>>,
+    ) -> TrimQueues {
         TrimQueues {
+            replica,
             trims: sources
                 .iter()
                 .map(|s| (s.name, format!("DELETE FROM {}", s.queue)))
@@ -140,6 +147,16 @@ impl BatchHooks<PgConn> for TrimQueues {
             conn.execute(trim, &[])?;
         }
         Ok(())
+    }
+
+    fn after_commit(&self, conn: &PgConn) {
+        if let Some(mark) = &self.replica
+            && let Err(e) = mark.committed(Db::Postgres(conn))
+        {
+            // The next batch notes a later position; until then a read may wait for an
+            // earlier one only.
+            tracing::warn!("cannot read the WAL position after a commit: {e}");
+        }
     }
 }
 
@@ -655,7 +672,7 @@ fn commit_batch<C: WriterConn, H: BatchHooks<C>>(
         });
     if commit.is_ok() {
         seq.committed();
-        hooks.hooks.after_commit();
+        hooks.hooks.after_commit(conn);
         for (i, touched) in hooks.changes.touched.iter().enumerate() {
             if touched.get() {
                 hooks.signals.raise(i, seq.issued.get());

@@ -60,7 +60,7 @@ impl BatchHooks for IndexHooks {
         Ok(())
     }
 
-    fn after_commit(&self) {
+    fn after_commit(&self, _conn: &Connection) {
         let mut queued = false;
         for s in &self.sources {
             let pending = s.pending.load(Ordering::Relaxed);
