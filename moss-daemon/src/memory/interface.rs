@@ -5,10 +5,35 @@ use rusqlite::Connection;
 
 use crate::db_params;
 use crate::error::Result;
-use crate::store::engine::{Db, DbError, Row};
+use crate::store::engine::search::{headline, matches, rank};
+use crate::store::engine::{Db, DbError, Engine, Row};
 
 /// The memory index, which a search waits on to read its own writes.
 pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
+
+/// [`search_hits_db`]'s statement on PostgreSQL: the same reads, against the table's words.
+static SEARCH_HITS_PG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "WITH hits AS MATERIALIZED (
+           SELECT m.rid AS rid, {rank} AS rank
+           FROM memories AS m
+           WHERE {matches_m} AND (CAST(?2 AS TEXT) IS NULL OR m.workspace = ?2)
+             AND m.session = ''
+             AND m.rid >= coalesce((
+               SELECT nm.rid FROM memories AS nm
+               WHERE {matches_nm} AND (CAST(?2 AS TEXT) IS NULL OR nm.workspace = ?2)
+                 AND nm.session = ''
+               ORDER BY nm.rid DESC LIMIT 1 OFFSET ?4), 0)
+           ORDER BY rank, m.seq DESC LIMIT ?3)
+         SELECT m.id, m.workspace, m.content, m.slot, {snippet}
+         FROM hits JOIN memories AS m ON m.rid = hits.rid
+         ORDER BY hits.rank, m.seq DESC",
+        rank = rank("m", 1, &[1.0, 2.0, 1.0]),
+        matches_m = matches("m", 1),
+        matches_nm = matches("nm", 1),
+        snippet = headline("m.content", 1, 64),
+    )
+});
 
 /// Persistent memories matching the FTS5 `query` in workspace `ws` (every workspace if
 /// `None`), best first, at most `limit`, ranked among the newest
@@ -21,7 +46,7 @@ pub fn search_hits_db(
 ) -> Result<Vec<crate::search_text::FamilyHit>> {
     use crate::search_text::{FamilyHit, RANKED_MATCHES as newest, SNIPPET_CHARS};
     use crate::search_text::{query_error, render_snippet};
-    let sql = "WITH hits AS MATERIALIZED (
+    let sqlite = "WITH hits AS MATERIALIZED (
            SELECT f.rowid AS rid, bm25(memories_fts, 1.0, 2.0, 1.0) AS rank
            FROM fts.memories_fts AS f CROSS JOIN memories AS m ON m.rid = f.rowid
            WHERE f.memories_fts MATCH ?1 AND (?2 IS NULL OR m.workspace = ?2)
@@ -38,7 +63,12 @@ pub fn search_hits_db(
             FROM fts.memories_fts WHERE memories_fts MATCH ?1 AND rowid = hits.rid)
          FROM hits CROSS JOIN memories AS m ON m.rid = hits.rid
          ORDER BY hits.rank, m.seq DESC";
-    db.query_map(sql, db_params![query, ws, limit, newest - 1], |r| {
+    let sql = match db.engine() {
+        Engine::Sqlite => sqlite,
+        Engine::Postgres => SEARCH_HITS_PG.as_str(),
+    };
+    let bound = crate::search_text::engine_query(db.engine(), query)?;
+    db.query_map(sql, db_params![&bound, ws, limit, newest - 1], |r| {
         let id: String = r.get(0)?;
         let workspace: String = r.get(1)?;
         let content: String = r.get(2)?;
@@ -248,6 +278,34 @@ const SLOT_HOLDER: &str = "FROM memories m INDEXED BY memories_slot
      WHERE m.workspace = ?1 AND m.slot = ?2 AND m.session = ''
      ORDER BY m.weight DESC, m.rid DESC LIMIT 1";
 
+/// The statements above on PostgreSQL: no index hints (its planner picks the index), a join
+/// without SQLite's `CROSS` (which only fixes the order there), a named subquery.
+const LIST_SMALL_CONTEXT_PG: &str = "FROM memory_contexts c JOIN memories m ON m.rid = c.rid
+     WHERE c.workspace = ?1 AND c.context = ?2 AND c.session = '' AND m.seq < ?3
+     ORDER BY m.seq DESC LIMIT ?4";
+const LIST_LARGE_CONTEXT_PG: &str = "FROM memories m
+     WHERE m.workspace = ?1 AND m.session = '' AND m.seq < ?3
+       AND EXISTS (SELECT 1 FROM memory_contexts c WHERE c.workspace = ?1
+         AND c.context = ?2 AND c.session = '' AND c.identity = m.identity)
+     ORDER BY m.seq DESC LIMIT ?4";
+const COUNT_CONTEXT_PG: &str = "SELECT COUNT(*) FROM (SELECT 1 FROM memory_contexts
+       WHERE workspace = ?1 AND context = ?2 AND session = '' LIMIT ?3) AS counted";
+const NEXT_SLOT_PG: &str = "SELECT slot FROM memories
+     WHERE workspace = ?1 AND slot > ?2 ORDER BY slot LIMIT 1";
+const COUNT_SLOT_PG: &str = "SELECT COUNT(*) FROM (SELECT 1 FROM memories
+       WHERE workspace = ?1 AND slot = ?2 AND session = '' LIMIT ?3) AS counted";
+const SLOT_HOLDER_PG: &str = "FROM memories m
+     WHERE m.workspace = ?1 AND m.slot = ?2 AND m.session = ''
+     ORDER BY m.weight DESC, m.rid DESC LIMIT 1";
+
+/// `sqlite` on SQLite, `postgres` on PostgreSQL.
+fn on(db: Db<'_>, sqlite: &'static str, postgres: &'static str) -> &'static str {
+    match db.engine() {
+        Engine::Sqlite => sqlite,
+        Engine::Postgres => postgres,
+    }
+}
+
 fn capped(n: i64, cap: i64) -> (i64, bool) {
     (n.min(cap), n > cap)
 }
@@ -275,6 +333,7 @@ pub fn list_db(
             row,
         )?,
         Some(raw) => {
+            let count_context = on(db, COUNT_CONTEXT, COUNT_CONTEXT_PG);
             let c = super::norm_context(raw);
             if c.is_empty() {
                 return Err(crate::error::Error::invalid_field(
@@ -283,13 +342,13 @@ pub fn list_db(
                 ));
             }
             let n: i64 =
-                db.query_one(COUNT_CONTEXT, db_params![ws, &c, SMALL_CONTEXT + 1], |r| {
+                db.query_one(count_context, db_params![ws, &c, SMALL_CONTEXT + 1], |r| {
                     r.get(0)
                 })?;
             let tail = if n <= SMALL_CONTEXT {
-                LIST_SMALL_CONTEXT
+                on(db, LIST_SMALL_CONTEXT, LIST_SMALL_CONTEXT_PG)
             } else {
-                LIST_LARGE_CONTEXT
+                on(db, LIST_LARGE_CONTEXT, LIST_LARGE_CONTEXT_PG)
             };
             let sql = format!("SELECT {MEMORY_COLUMNS}, m.seq {tail}");
             db.query_map(&sql, db_params![ws, &c, upper, limit + 1], row)?
@@ -333,9 +392,11 @@ pub fn contexts_db(
                 next_after: Some(at),
             });
         }
-        let n: i64 = db.query_one(COUNT_CONTEXT, db_params![ws, &c, COUNT_CAP + 1], |r| {
-            r.get(0)
-        })?;
+        let n: i64 = db.query_one(
+            on(db, COUNT_CONTEXT, COUNT_CONTEXT_PG),
+            db_params![ws, &c, COUNT_CAP + 1],
+            |r| r.get(0),
+        )?;
         if n > 0 {
             let (count, more) = capped(n, COUNT_CAP);
             items.push(Counted {
@@ -356,11 +417,18 @@ pub fn contexts_db(
 /// each with its count (up to [`SLOT_COUNT_CAP`]) and its holder. A few index seeks per slot.
 pub fn slots_db(db: Db<'_>, ws: &str, after: Option<&str>, limit: i64) -> Result<NamePage<Slot>> {
     use super::{MEMORY_COLUMNS, memory_from_row};
-    let holder = format!("SELECT {MEMORY_COLUMNS} {SLOT_HOLDER}");
+    let holder = format!(
+        "SELECT {MEMORY_COLUMNS} {}",
+        on(db, SLOT_HOLDER, SLOT_HOLDER_PG)
+    );
+    let (next_slot, count_slot) = (
+        on(db, NEXT_SLOT, NEXT_SLOT_PG),
+        on(db, COUNT_SLOT, COUNT_SLOT_PG),
+    );
     let mut at = after.unwrap_or("").to_string();
     let mut items = Vec::new();
     for _ in 0..NAME_SEEKS {
-        let Some(s) = db.query_opt(NEXT_SLOT, db_params![ws, &at], |r| r.get::<String>(0))? else {
+        let Some(s) = db.query_opt(next_slot, db_params![ws, &at], |r| r.get::<String>(0))? else {
             return Ok(NamePage {
                 items,
                 next_after: None,
@@ -373,7 +441,7 @@ pub fn slots_db(db: Db<'_>, ws: &str, after: Option<&str>, limit: i64) -> Result
             });
         }
         if let Some(m) = db.query_opt(&holder, db_params![ws, &s], memory_from_row)? {
-            let n: i64 = db.query_one(COUNT_SLOT, db_params![ws, &s, SLOT_COUNT_CAP + 1], |r| {
+            let n: i64 = db.query_one(count_slot, db_params![ws, &s, SLOT_COUNT_CAP + 1], |r| {
                 r.get(0)
             })?;
             let (count, more) = capped(n, SLOT_COUNT_CAP);

@@ -43,7 +43,8 @@ use moss_client::memory::{
 use super::{GLOBAL, MEMORY_COLUMNS, memory_from_row_at, norm_context, session, slot, workspace};
 use crate::db_params;
 use crate::error::{Error, Result};
-use crate::store::engine::Db;
+use crate::store::engine::search::{matches, rank};
+use crate::store::engine::{Db, Engine};
 
 /// Least relevance a recalled memory needs.
 pub const MIN_RELEVANCE: f64 = 0.2;
@@ -348,6 +349,62 @@ fn terms_expression(q: &Query) -> String {
         .join(" OR ")
 }
 
+/// The full-text statements of a recall, the query's expression bound as `?1`.
+struct FullText {
+    /// The best `?4` matches in workspaces `?2`, `?3` among their newest `?5` + 1, with their
+    /// BM25 rank.
+    ranked: String,
+    /// The BM25 rank of memory `?2`, when it matches.
+    rank_of: String,
+    /// Whether memory `?2` matches.
+    row_matches: String,
+    /// The matching memories whose row ids are in `?2..=?3`.
+    span_matches: String,
+}
+
+static FULL_TEXT_SQLITE: std::sync::LazyLock<FullText> = std::sync::LazyLock::new(|| FullText {
+    ranked: "SELECT m.rid, bm25(memories_fts, 1.0, 2.0, 1.0) AS rank
+             FROM fts.memories_fts AS f CROSS JOIN memories AS m ON m.rid = f.rowid
+             WHERE f.memories_fts MATCH ?1 AND m.workspace IN (?2, ?3)
+               AND f.rowid >= coalesce((
+                 SELECT nf.rowid FROM fts.memories_fts AS nf
+                 CROSS JOIN memories AS nm ON nm.rid = nf.rowid
+                 WHERE nf.memories_fts MATCH ?1 AND nm.workspace IN (?2, ?3)
+                 ORDER BY nf.rowid DESC LIMIT 1 OFFSET ?5), 0)
+             ORDER BY rank LIMIT ?4"
+        .into(),
+    rank_of: "SELECT bm25(memories_fts, 1.0, 2.0, 1.0) FROM fts.memories_fts AS f
+             WHERE f.memories_fts MATCH ?1 AND f.rowid = ?2"
+        .into(),
+    row_matches:
+        "SELECT 1 FROM fts.memories_fts AS f WHERE f.memories_fts MATCH ?1 AND f.rowid = ?2".into(),
+    span_matches: "SELECT f.rowid FROM fts.memories_fts AS f
+         WHERE f.memories_fts MATCH ?1 AND f.rowid BETWEEN ?2 AND ?3"
+        .into(),
+});
+
+/// The same on PostgreSQL, against the words `memories` carries.
+static FULL_TEXT_PG: std::sync::LazyLock<FullText> = std::sync::LazyLock::new(|| {
+    let rank = rank("m", 1, &[1.0, 2.0, 1.0]);
+    let (m, nm) = (matches("m", 1), matches("nm", 1));
+    FullText {
+        ranked: format!(
+            "SELECT m.rid, {rank} AS rank FROM memories AS m
+             WHERE {m} AND m.workspace IN (?2, ?3)
+               AND m.rid >= coalesce((
+                 SELECT nm.rid FROM memories AS nm
+                 WHERE {nm} AND nm.workspace IN (?2, ?3)
+                 ORDER BY nm.rid DESC LIMIT 1 OFFSET ?5), 0)
+             ORDER BY rank LIMIT ?4"
+        ),
+        rank_of: format!("SELECT {rank} FROM memories AS m WHERE {m} AND m.rid = ?2"),
+        row_matches: format!("SELECT 1 FROM memories AS m WHERE {m} AND m.rid = ?2"),
+        span_matches: format!(
+            "SELECT m.rid FROM memories AS m WHERE {m} AND m.rid BETWEEN ?2 AND ?3"
+        ),
+    }
+});
+
 /// The memories a query's words match: by context (the query's context, else each of its
 /// words) and by full text.
 pub fn word_matches(db: Db<'_>, q: &Query) -> Result<WordMatches> {
@@ -368,16 +425,20 @@ pub fn word_matches(db: Db<'_>, q: &Query) -> Result<WordMatches> {
                 |r| r.get::<i64>(0),
             )
         };
-        let by_base = |c: &str| {
-            db.query_map(
-                // Named: without statistics the planner would rather scan the workspace's rows
-                // by the primary key.
+        let by_base_sql = match db.engine() {
+            // Named: without statistics the planner would rather scan the workspace's rows
+            // by the primary key.
+            Engine::Sqlite => {
                 "SELECT rid FROM memory_contexts INDEXED BY memory_contexts_basename
-             WHERE workspace IN (?1, ?2) AND basename = ?3 AND context != ?3",
-                db_params![ws1, ws2, c],
-                |r| r.get::<i64>(0),
-            )
+             WHERE workspace IN (?1, ?2) AND basename = ?3 AND context != ?3"
+            }
+            Engine::Postgres => {
+                "SELECT rid FROM memory_contexts
+             WHERE workspace IN (?1, ?2) AND basename = ?3 AND context != ?3"
+            }
         };
+        let by_base =
+            |c: &str| db.query_map(by_base_sql, db_params![ws1, ws2, c], |r| r.get::<i64>(0));
         // (Never the empty context: that key holds the memories without one.)
         for t in context_terms.iter().filter(|t| !t.is_empty()) {
             for rid in exact(t)? {
@@ -410,20 +471,17 @@ pub fn word_matches(db: Db<'_>, q: &Query) -> Result<WordMatches> {
     // Full text over the workspaces (narrowed to a context, only the context's memories are
     // ranked by it: see `ranks_within`).
     let expr = terms_expression(q);
+    let bound = |e: &str| crate::search_text::engine_query(db.engine(), e);
+    let statements = match db.engine() {
+        Engine::Sqlite => &*FULL_TEXT_SQLITE,
+        Engine::Postgres => &*FULL_TEXT_PG,
+    };
     if q.context.is_none() && !q.terms.is_empty() {
         let newest = crate::search_text::RANKED_MATCHES;
         let rows = db
             .query_map(
-                "SELECT m.rid, bm25(memories_fts, 1.0, 2.0, 1.0) AS rank
-             FROM fts.memories_fts AS f CROSS JOIN memories AS m ON m.rid = f.rowid
-             WHERE f.memories_fts MATCH ?1 AND m.workspace IN (?2, ?3)
-               AND f.rowid >= coalesce((
-                 SELECT nf.rowid FROM fts.memories_fts AS nf
-                 CROSS JOIN memories AS nm ON nm.rid = nf.rowid
-                 WHERE nf.memories_fts MATCH ?1 AND nm.workspace IN (?2, ?3)
-                 ORDER BY nf.rowid DESC LIMIT 1 OFFSET ?5), 0)
-             ORDER BY rank LIMIT ?4",
-                db_params![&expr, ws1, ws2, FTS_CANDIDATES, newest - 1],
+                &statements.ranked,
+                db_params![&bound(&expr)?, ws1, ws2, FTS_CANDIDATES, newest - 1],
                 |r| Ok((r.get::<i64>(0)?, r.get::<f64>(1)?)),
             )
             .map_err(|e| crate::search_text::query_error(e, &expr))?;
@@ -444,13 +502,10 @@ pub fn word_matches(db: Db<'_>, q: &Query) -> Result<WordMatches> {
     }
     // Narrowed to a context, each of the context's memories gets the query's full-text rank,
     // looked up by rowid: none is missed however common the words are elsewhere.
-    let ranks_within = (q.context.is_some() && !q.terms.is_empty()).then_some(
-        "SELECT bm25(memories_fts, 1.0, 2.0, 1.0) FROM fts.memories_fts AS f
-             WHERE f.memories_fts MATCH ?1 AND f.rowid = ?2",
-    );
+    let ranks_within =
+        (q.context.is_some() && !q.terms.is_empty()).then_some(statements.rank_of.as_str());
     // Whether a memory's row matches an expression (its words in other forms).
-    let row_matches =
-        "SELECT 1 FROM fts.memories_fts AS f WHERE f.memories_fts MATCH ?1 AND f.rowid = ?2";
+    let row_matches = statements.row_matches.as_str();
     // Without a context, the rows the full text ranked lie among the newest matches of the
     // query's words in the workspaces, a span of rowids holding at most `RANKED_MATCHES` of
     // them: an expression made of those words is read once over the span (its matches there),
@@ -471,8 +526,7 @@ pub fn word_matches(db: Db<'_>, q: &Query) -> Result<WordMatches> {
     } else {
         None
     };
-    let span_matches = "SELECT f.rowid FROM fts.memories_fts AS f
-         WHERE f.memories_fts MATCH ?1 AND f.rowid BETWEEN ?2 AND ?3";
+    let span_matches = statements.span_matches.as_str();
     let mut matched_in_span: HashMap<String, HashSet<i64>> = HashMap::new();
     let load = load_statement();
     let mut out = Vec::with_capacity(found.0.len());
@@ -483,7 +537,7 @@ pub fn word_matches(db: Db<'_>, q: &Query) -> Result<WordMatches> {
         let (rid, memory, mut bm25) = (c.rid, &c.memory, c.bm25);
         if let Some(sql) = ranks_within {
             bm25 = db
-                .query_opt(sql, db_params![&expr, rid], |r| r.get::<f64>(0))
+                .query_opt(sql, db_params![&bound(&expr)?, rid], |r| r.get::<f64>(0))
                 .map_err(|e| crate::search_text::query_error(e, &expr))?;
         }
         let coverage = if bm25.is_some() {
@@ -491,7 +545,7 @@ pub fn word_matches(db: Db<'_>, q: &Query) -> Result<WordMatches> {
                 if let Some((lo, hi)) = span {
                     if !matched_in_span.contains_key(e) {
                         let mut rows = HashSet::new();
-                        db.query_each(span_matches, db_params![e, lo, hi], |r| {
+                        db.query_each(span_matches, db_params![&bound(e)?, lo, hi], |r| {
                             rows.insert(r.get::<i64>(0)?);
                             Ok(true)
                         })?;
@@ -500,7 +554,7 @@ pub fn word_matches(db: Db<'_>, q: &Query) -> Result<WordMatches> {
                     return Ok(matched_in_span.get(e).is_some_and(|m| m.contains(&rid)));
                 }
                 Ok(db
-                    .query_opt(row_matches, db_params![e, rid], |_| Ok(()))?
+                    .query_opt(row_matches, db_params![&bound(e)?, rid], |_| Ok(()))?
                     .is_some())
             };
             coverage(memory, &q.phrase_contexts, Some(&mut matches))?
