@@ -10,7 +10,8 @@ pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 
 use crate::db_params;
 use crate::error::Result;
-use crate::store::engine::Db;
+use crate::store::engine::search::{matches, rank};
+use crate::store::engine::{Db, Engine};
 
 /// A task's steps in tree order (depth first), each with its positional path (`s:0.s:1`); the
 /// tree's depth shows in the path.
@@ -40,6 +41,23 @@ pub fn last_event(db: Db<'_>, ws: &str) -> Result<Option<(i64, i64)>> {
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?)
 }
+
+/// [`search_hits_db`]'s candidates on PostgreSQL, against the words `task_texts` carries.
+static SEARCH_PG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT t.workspace, t.item, t.step
+         FROM task_texts AS t
+         WHERE {t} AND (CAST(?2 AS TEXT) IS NULL OR t.workspace = ?2)
+           AND t.doc >= coalesce((
+             SELECT nt.doc FROM task_texts AS nt
+             WHERE {nt} AND (CAST(?2 AS TEXT) IS NULL OR nt.workspace = ?2)
+             ORDER BY nt.doc DESC LIMIT 1 OFFSET ?4), 0)
+         ORDER BY {rank}, t.doc DESC LIMIT ?3",
+        t = matches("t", 1),
+        nt = matches("nt", 1),
+        rank = rank("t", 1, &[2.0, 1.0]),
+    )
+});
 
 /// Plans, tasks and steps whose title or description holds words of `words` (whole words
 /// and their suffixes, case-insensitive: `tab` matches "Tabs"; every one of them when
@@ -89,8 +107,7 @@ pub fn search_hits_db(
             .count()
     };
     let newest = crate::search_text::RANKED_MATCHES;
-    let found: Vec<(String, String, String)> = db.query_map(
-        "SELECT t.workspace, t.item, t.step
+    let sqlite = "SELECT t.workspace, t.item, t.step
          FROM fts.tasks_fts AS f CROSS JOIN task_texts AS t ON t.doc = f.rowid
          WHERE f.tasks_fts MATCH ?1 AND (?2 IS NULL OR t.workspace = ?2)
            AND f.rowid >= coalesce((
@@ -98,10 +115,16 @@ pub fn search_hits_db(
              CROSS JOIN task_texts AS nt ON nt.doc = nf.rowid
              WHERE nf.tasks_fts MATCH ?1 AND (?2 IS NULL OR nt.workspace = ?2)
              ORDER BY nf.rowid DESC LIMIT 1 OFFSET ?4), 0)
-         ORDER BY bm25(tasks_fts, 2.0, 1.0), f.rowid DESC LIMIT ?3",
-        db_params![&expr, ws, CANDIDATES, newest - 1],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    )?;
+         ORDER BY bm25(tasks_fts, 2.0, 1.0), f.rowid DESC LIMIT ?3";
+    let sql = match db.engine() {
+        Engine::Sqlite => sqlite,
+        Engine::Postgres => SEARCH_PG.as_str(),
+    };
+    let bound = crate::search_text::engine_query(db.engine(), &expr)?;
+    let found: Vec<(String, String, String)> =
+        db.query_map(sql, db_params![&bound, ws, CANDIDATES, newest - 1], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?;
     let mut hits: Vec<(i64, i64, FamilyHit)> = Vec::new();
     for (workspace, id, step_id) in found {
         let open = (

@@ -16,7 +16,6 @@ use crate::page::limit;
 use crate::read::Read;
 use crate::reasoning::interface::docs::{keep_page, page_of};
 use crate::reasoning::interface::refs::{self, ALL};
-use crate::store::engine::Db;
 
 impl Fit for TasksContextResponse {
     fn units(&self) -> usize {
@@ -225,10 +224,7 @@ impl Tasks {
     /// `tasks_radar`.
     pub async fn radar(&self, req: TasksRadarRequest) -> Result<TasksRadarResponse> {
         let read = Read::new(self.config.output_max_chars, &req)?;
-        // On SQLite's API (`Read::run`) while `capsule::interface::task_handoffs` takes a
-        // `rusqlite::Connection`; the family's own reads go through `db`.
-        read.run(&self.store, move |conn, ws| {
-            let db = Db::Sqlite(conn);
+        read.run_db(&self.store, move |db, ws| {
             let focus = focus_of(db, &ws)?;
             let target = match req.task.as_deref().filter(|t| !t.trim().is_empty()).or(focus.as_deref()) {
                 Some(t) => t.to_string(),
@@ -277,7 +273,7 @@ impl Tasks {
                 _ => item.description.clone().or(item.contract.clone()),
             }
             .unwrap_or_default();
-            let handoffs = crate::capsule::interface::task_handoffs(conn, &ws, &item.id, 5)?;
+            let handoffs = crate::capsule::interface::task_handoffs(db, &ws, &item.id, 5)?;
             let memories = crate::memory::interface::count_with_context(db, &ws, &item.id)?;
             Ok(TasksRadarResponse {
                 handoffs,
