@@ -5,6 +5,7 @@
 use crate::bounds::check_len;
 use crate::error::{Error, Result};
 use crate::sql_filter::{Filter, given};
+use crate::store::engine::Engine;
 
 /// Most tags on one item.
 pub const MAX_TAGS: usize = 50;
@@ -44,13 +45,30 @@ pub fn to_json(tags: Option<&[String]>) -> Option<String> {
 
 /// Narrows `f` to the rows whose `tags_json` column (qualified as the query needs, e.g.
 /// `c.tags_json`) holds `tag`, trimmed, and returns that tag. An absent or blank tag adds no
-/// term: it does not narrow the selection.
+/// term: it does not narrow the selection. SQLite's form: see [`filter_on`].
 pub fn filter<'t>(f: &mut Filter, tags_json: &str, tag: Option<&'t str>) -> Option<&'t str> {
+    filter_on(Engine::Sqlite, f, tags_json, tag)
+}
+
+/// [`filter`] in `engine`'s dialect: SQLite reads the array with `json_each`, PostgreSQL
+/// with `jsonb_array_elements_text`.
+pub fn filter_on<'t>(
+    engine: Engine,
+    f: &mut Filter,
+    tags_json: &str,
+    tag: Option<&'t str>,
+) -> Option<&'t str> {
     let tag = given(tag)?;
-    f.add(
-        &format!("EXISTS (SELECT 1 FROM json_each({tags_json}) WHERE json_each.value = ?)"),
-        tag.to_string(),
-    );
+    let term = match engine {
+        Engine::Sqlite => {
+            format!("EXISTS (SELECT 1 FROM json_each({tags_json}) WHERE json_each.value = ?)")
+        }
+        Engine::Postgres => format!(
+            "EXISTS (SELECT 1 FROM jsonb_array_elements_text({tags_json}::jsonb) AS t(value) \
+             WHERE t.value = ?)"
+        ),
+    };
+    f.add(&term, tag.to_string());
     Some(tag)
 }
 
@@ -84,6 +102,13 @@ mod tests {
         assert_eq!(
             f.params(),
             [crate::store::engine::Value::Text("stale".into())]
+        );
+        let mut f = Filter::default();
+        filter_on(Engine::Postgres, &mut f, "c.tags_json", Some("stale"));
+        assert_eq!(
+            f.sql(),
+            "WHERE EXISTS (SELECT 1 FROM jsonb_array_elements_text(c.tags_json::jsonb) AS t(value) \
+             WHERE t.value = ?1)"
         );
     }
 }
