@@ -26,6 +26,55 @@ pub mod graph {
 /// The reasoning index, which a search waits on to read its own writes.
 pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 
+use crate::store::engine::Engine;
+
+/// A card's type, else the entry's kind, of the entry aliased `e` (PostgreSQL's form of
+/// `COALESCE(json_extract(e.meta_json, '$.card_type'), e.kind)`).
+const KIND_PG: &str = "CASE WHEN e.format = 'card'
+             THEN COALESCE(e.meta_json::jsonb ->> 'card_type', e.kind) ELSE e.kind END";
+
+/// The snippet of a hit on PostgreSQL, from the entry aliased `e` with the query bound as
+/// `?1`: of its content when the words are there, else of its title (FTS5's `snippet()` picks
+/// the column that matches best). Read from a lateral subquery that holds the content's one
+/// as `c.h`.
+pub(crate) fn snippet_pg() -> (String, String) {
+    use crate::store::engine::search::headline;
+    (
+        format!(
+            "CASE WHEN strpos(c.h, chr(57344)) > 0 THEN c.h
+               ELSE {} END",
+            headline("coalesce(e.title, '')", 1, 64)
+        ),
+        format!(
+            "CROSS JOIN LATERAL (SELECT {} AS h) AS c",
+            headline("coalesce(e.content, '')", 1, 64)
+        ),
+    )
+}
+
+/// [`search_hits`]'s statement on PostgreSQL, against the words `reasoning_entries` carries.
+static SEARCH_HITS_PG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    use crate::store::engine::search::{matches, rank};
+    let (snippet, lateral) = snippet_pg();
+    format!(
+        "WITH hits AS MATERIALIZED (
+           SELECT e.seq AS rid, {rank} AS rank
+           FROM reasoning_entries AS e
+           WHERE {e} AND (CAST(?2 AS TEXT) IS NULL OR e.workspace = ?2)
+             AND e.seq >= coalesce((
+               SELECT ne.seq FROM reasoning_entries AS ne
+               WHERE {ne} AND (CAST(?2 AS TEXT) IS NULL OR ne.workspace = ?2)
+               ORDER BY ne.seq DESC LIMIT 1 OFFSET ?4), 0)
+           ORDER BY rank, e.seq DESC LIMIT ?3)
+         SELECT e.seq, e.workspace, e.branch, e.doc, {KIND_PG}, e.title, e.content, {snippet}
+         FROM hits JOIN reasoning_entries AS e ON e.seq = hits.rid {lateral}
+         ORDER BY hits.rank, e.seq DESC",
+        rank = rank("e", 1, &[5.0, 1.0]),
+        e = matches("e", 1),
+        ne = matches("ne", 1),
+    )
+});
+
 /// Entries matching the FTS5 `query` in workspace `ws` (every workspace if `None`), best
 /// first, at most `limit`, ranked among the newest [`crate::search_text::RANKED_MATCHES`].
 pub fn search_hits(
@@ -36,7 +85,7 @@ pub fn search_hits(
 ) -> crate::error::Result<Vec<crate::search_text::FamilyHit>> {
     use crate::search_text::{FamilyHit, RANKED_MATCHES as newest, SNIPPET_CHARS};
     use crate::search_text::{query_error, render_snippet};
-    let sql = "WITH hits AS MATERIALIZED (
+    let sqlite = "WITH hits AS MATERIALIZED (
            SELECT f.rowid AS rid, bm25(reasoning_fts, 5.0, 1.0) AS rank
            FROM fts.reasoning_fts AS f CROSS JOIN reasoning_entries AS e ON e.seq = f.rowid
            WHERE f.reasoning_fts MATCH ?1 AND (?2 IS NULL OR e.workspace = ?2)
@@ -54,7 +103,12 @@ pub fn search_hits(
             FROM fts.reasoning_fts WHERE reasoning_fts MATCH ?1 AND rowid = hits.rid)
          FROM hits CROSS JOIN reasoning_entries AS e ON e.seq = hits.rid
          ORDER BY hits.rank, e.seq DESC";
-    db.query_map(sql, crate::db_params![query, ws, limit, newest - 1], |r| {
+    let sql = match db.engine() {
+        Engine::Sqlite => sqlite,
+        Engine::Postgres => SEARCH_HITS_PG.as_str(),
+    };
+    let bound = crate::search_text::engine_query(db.engine(), query)?;
+    db.query_map(sql, crate::db_params![&bound, ws, limit, newest - 1], |r| {
         let seq: i64 = r.get(0)?;
         let workspace: String = r.get(1)?;
         let branch: String = r.get(2)?;
@@ -96,12 +150,24 @@ pub fn latest_cards(
     limit: i64,
 ) -> crate::error::Result<Vec<(i64, moss_client::moss::ContextItem)>> {
     let prefix = task.map(|t| format!("{t}-%"));
-    let rows = db.query_map(
-        "SELECT seq, branch, doc, title, content, ts_ms FROM reasoning_entries
+    let sql = match db.engine() {
+        Engine::Sqlite => {
+            "SELECT seq, branch, doc, title, content, ts_ms FROM reasoning_entries
          WHERE workspace = ?1 AND format = 'card'
            AND json_extract(meta_json, '$.card_type') = ?2
            AND (CAST(?3 AS TEXT) IS NULL OR doc LIKE ?3 OR branch = 'task/' || ?4)
-         ORDER BY seq DESC LIMIT ?5",
+         ORDER BY seq DESC LIMIT ?5"
+        }
+        Engine::Postgres => {
+            "SELECT seq, branch, doc, title, content, ts_ms FROM reasoning_entries
+         WHERE workspace = ?1 AND format = 'card'
+           AND (meta_json::jsonb ->> 'card_type') = ?2
+           AND (CAST(?3 AS TEXT) IS NULL OR doc LIKE ?3 OR branch = 'task/' || ?4)
+         ORDER BY seq DESC LIMIT ?5"
+        }
+    };
+    let rows = db.query_map(
+        sql,
         crate::db_params![ws, card_type, prefix.as_ref(), task, limit],
         |r| {
             Ok((
@@ -131,24 +197,26 @@ pub fn recent(
     ws: &str,
     limit: i64,
 ) -> crate::error::Result<Vec<(i64, moss_client::moss::ContextItem)>> {
-    let rows = db.query_map(
-        "SELECT seq, branch, doc, title, content, ts_ms,
+    let sql = match db.engine() {
+        Engine::Sqlite => {
+            "SELECT seq, branch, doc, title, content, ts_ms,
            CASE WHEN format = 'card'
              THEN COALESCE(json_extract(meta_json, '$.card_type'), kind) ELSE kind END
-         FROM reasoning_entries WHERE workspace = ?1 ORDER BY seq DESC LIMIT ?2",
-        crate::db_params![ws, limit],
-        |r| {
-            Ok((
-                r.get::<i64>(0)?,
-                r.get::<String>(1)?,
-                r.get::<String>(2)?,
-                r.get::<Option<String>>(3)?,
-                r.get::<Option<String>>(4)?,
-                r.get::<i64>(5)?,
-                r.get::<String>(6)?,
-            ))
-        },
-    )?;
+         FROM reasoning_entries WHERE workspace = ?1 ORDER BY seq DESC LIMIT ?2"
+        }
+        Engine::Postgres => RECENT_PG.as_str(),
+    };
+    let rows = db.query_map(sql, crate::db_params![ws, limit], |r| {
+        Ok((
+            r.get::<i64>(0)?,
+            r.get::<String>(1)?,
+            r.get::<String>(2)?,
+            r.get::<Option<String>>(3)?,
+            r.get::<Option<String>>(4)?,
+            r.get::<i64>(5)?,
+            r.get::<String>(6)?,
+        ))
+    })?;
     let mut out = Vec::with_capacity(rows.len());
     for (seq, branch, doc, title, content, at, kind) in rows {
         out.push((
@@ -158,6 +226,22 @@ pub fn recent(
     }
     Ok(out)
 }
+
+/// [`recent`]'s statement on PostgreSQL.
+static RECENT_PG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT e.seq, e.branch, e.doc, e.title, e.content, e.ts_ms, {KIND_PG}
+         FROM reasoning_entries AS e WHERE e.workspace = ?1 ORDER BY e.seq DESC LIMIT ?2"
+    )
+});
+
+/// [`near_hits`]'s statement on PostgreSQL.
+static NEAR_PG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT e.seq, e.workspace, e.branch, e.doc, {KIND_PG}, e.title, e.content
+         FROM reasoning_entries AS e WHERE e.seq = ?1"
+    )
+});
 
 /// A reasoning entry as a context item, opened by `branchmind_show` at its sequence.
 #[allow(clippy::too_many_arguments)]
@@ -201,45 +285,110 @@ pub fn near_hits(
     near: &[crate::store::semantic::Near],
 ) -> crate::error::Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
     use crate::search_text::{FamilyHit, SNIPPET_CHARS, render_snippet};
-    let mut out = Vec::with_capacity(near.len());
-    for n in near {
-        let hit = db.query_opt(
+    let sql = match db.engine() {
+        Engine::Sqlite => {
             "SELECT e.seq, e.workspace, e.branch, e.doc,
            CASE WHEN e.format = 'card'
              THEN COALESCE(json_extract(e.meta_json, '$.card_type'), e.kind) ELSE e.kind END,
            e.title, e.content
-         FROM reasoning_entries AS e WHERE e.seq = ?1",
-            crate::db_params![n.doc],
-            |r| {
-                let seq: i64 = r.get(0)?;
-                let workspace: String = r.get(1)?;
-                let branch: String = r.get(2)?;
-                let doc: String = r.get(3)?;
-                let content: String = r.get::<Option<String>>(6)?.unwrap_or_default();
-                let title: String = r
-                    .get::<Option<String>>(5)?
-                    .unwrap_or_else(|| content.chars().take(80).collect());
-                Ok(FamilyHit {
-                    id: seq.to_string(),
-                    kind: r.get(4)?,
-                    title,
-                    snippet: render_snippet(
-                        &crate::store::semantic::passage(&content, n.chunk),
-                        SNIPPET_CHARS,
-                    ),
-                    open: (
-                        "branchmind_show",
-                        serde_json::json!({
-                            "workspace": workspace, "branch": branch, "doc": doc,
-                            "cursor": seq + 1, "limit": 1,
-                        }),
-                    ),
-                    workspace,
-                    explain: None,
-                })
-            },
-        )?;
+         FROM reasoning_entries AS e WHERE e.seq = ?1"
+        }
+        Engine::Postgres => NEAR_PG.as_str(),
+    };
+    let mut out = Vec::with_capacity(near.len());
+    for n in near {
+        let hit = db.query_opt(sql, crate::db_params![n.doc], |r| {
+            let seq: i64 = r.get(0)?;
+            let workspace: String = r.get(1)?;
+            let branch: String = r.get(2)?;
+            let doc: String = r.get(3)?;
+            let content: String = r.get::<Option<String>>(6)?.unwrap_or_default();
+            let title: String = r
+                .get::<Option<String>>(5)?
+                .unwrap_or_else(|| content.chars().take(80).collect());
+            Ok(FamilyHit {
+                id: seq.to_string(),
+                kind: r.get(4)?,
+                title,
+                snippet: render_snippet(
+                    &crate::store::semantic::passage(&content, n.chunk),
+                    SNIPPET_CHARS,
+                ),
+                open: (
+                    "branchmind_show",
+                    serde_json::json!({
+                        "workspace": workspace, "branch": branch, "doc": doc,
+                        "cursor": seq + 1, "limit": 1,
+                    }),
+                ),
+                workspace,
+                explain: None,
+            })
+        })?;
         out.extend(hit.map(|h| (h, *n)));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::engine::Db;
+    use crate::store::engine::postgres::testing::Scratch;
+
+    /// The cross-family reads of entries run on PostgreSQL: the search (a title-only match
+    /// marks the title), the newest entries and cards, the entries found by meaning.
+    #[test]
+    fn the_reads_of_other_families_run_on_postgres() {
+        let Some(scratch) = Scratch::new() else {
+            return;
+        };
+        let pg = scratch.connect();
+        crate::store::migrations::migrate_postgres_then(
+            &pg,
+            crate::schema::MIGRATIONS_POSTGRES,
+            |db| crate::store::engine::search::ensure_columns(db, crate::app::SEARCH_SOURCES),
+        )
+        .unwrap();
+        let db = Db::Postgres(&pg);
+        db.batch(
+            "INSERT INTO reasoning_entries(seq, workspace, branch, doc, ts_ms, kind, title, format,
+               meta_json, content)
+             VALUES (1, 'w', 'main', 'notes', 1, 'note', NULL, NULL, NULL,
+                     'We shard the index by workspace'),
+               (2, 'w', 'main', 'TASK-001-trace', 2, 'card', 'Sharding decided', 'card',
+                '{\"card_type\": \"decision\"}', 'smaller snapshots'),
+               (3, 'v', 'main', 'notes', 3, 'note', NULL, NULL, NULL, 'shard elsewhere');",
+        )
+        .unwrap();
+        let hits = super::search_hits(db, "shard*", Some("w"), 10).unwrap();
+        let got: Vec<(&str, &str)> = hits
+            .iter()
+            .map(|h| (h.id.as_str(), h.kind.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [("2", "decision"), ("1", "note")],
+            "the title weighs more"
+        );
+        assert!(hits[0].snippet.contains("<b>Sharding</b>"), "{hits:?}");
+        assert!(hits[1].snippet.contains("<b>shard</b>"), "{hits:?}");
+        assert_eq!(super::search_hits(db, "shard", None, 10).unwrap().len(), 3);
+        let recent = super::recent(db, "w", 10).unwrap();
+        let kinds: Vec<&str> = recent.iter().map(|(_, i)| i.kind.as_str()).collect();
+        assert_eq!(kinds, ["decision", "note"]);
+        let cards = super::latest_cards(db, "w", Some("TASK-001"), "decision", 5).unwrap();
+        assert_eq!(cards.len(), 1);
+        assert!(
+            super::latest_cards(db, "w", Some("TASK-002"), "decision", 5)
+                .unwrap()
+                .is_empty()
+        );
+        let near = crate::store::semantic::Near {
+            doc: 2,
+            chunk: 0,
+            similarity: 0.9,
+        };
+        let found = super::near_hits(db, &[near]).unwrap();
+        assert_eq!(found[0].0.kind, "decision");
+    }
 }

@@ -59,15 +59,3 @@ impl Reasoning {
 
 /// Longest entry content or node text, in characters.
 pub const MAX_CONTENT_CHARS: usize = 65_536;
-
-/// The SQLite connection under `db`, for the reads of another family that still take one
-/// (`tasks::interface`): on a PostgreSQL store such a read is refused with an error.
-fn sqlite(db: crate::store::engine::Db<'_>) -> crate::error::Result<&rusqlite::Connection> {
-    match db {
-        crate::store::engine::Db::Sqlite(conn) => Ok(conn),
-        crate::store::engine::Db::Postgres(_) => Err(crate::error::Error::internal(
-            "reading plans and tasks",
-            "this read of the tasks family runs only on a SQLite store",
-        )),
-    }
-}

@@ -17,10 +17,29 @@ use crate::search_text::{
     render_snippet,
 };
 use crate::sql_filter::Filter;
-use crate::store::engine::Db;
+use crate::store::engine::{Db, Engine};
 use crate::store::semantic::fusion::{DEPTH, fuse};
 use crate::store::semantic::{CANDIDATES, Near};
 use moss_client::search::SearchMode;
+
+/// The search's statement on PostgreSQL, against the words `reasoning_entries` carries.
+static SEARCH_PG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    use crate::store::engine::search::{matches, rank};
+    let (snippet, lateral) = super::interface::snippet_pg();
+    format!(
+        "WITH hits AS MATERIALIZED (
+           SELECT e.seq AS rid, {rank} AS rank
+           FROM reasoning_entries AS e
+           WHERE {e} AND e.workspace = ?2 AND (CAST(?3 AS TEXT) IS NULL OR e.branch = ?3)
+           ORDER BY rank, e.seq DESC LIMIT ?4)
+         SELECT e.seq, e.ts_ms, e.branch, e.doc, e.kind, e.title, CAST(hits.rank AS DOUBLE PRECISION),
+           {snippet}
+         FROM hits JOIN reasoning_entries AS e ON e.seq = hits.rid {lateral}
+         ORDER BY hits.rank, e.seq DESC",
+        rank = rank("e", 1, &[5.0, 1.0]),
+        e = matches("e", 1),
+    )
+});
 
 impl Fit for ReasoningSearchResponse {
     fn units(&self) -> usize {
@@ -88,7 +107,7 @@ impl Reasoning {
             DEPTH as i64
         };
         read.run_db(&self.store, move |db, ws| {
-            let sql = "WITH hits AS MATERIALIZED (
+            let sqlite = "WITH hits AS MATERIALIZED (
                    SELECT f.rowid AS rid, bm25(reasoning_fts, 5.0, 1.0) AS rank
                    FROM fts.reasoning_fts AS f CROSS JOIN reasoning_entries AS e ON e.seq = f.rowid
                    WHERE f.reasoning_fts MATCH ?1 AND e.workspace = ?2 AND (?3 IS NULL OR e.branch = ?3)
@@ -98,10 +117,15 @@ impl Reasoning {
                     FROM fts.reasoning_fts WHERE reasoning_fts MATCH ?1 AND rowid = hits.rid)
                  FROM hits CROSS JOIN reasoning_entries AS e ON e.seq = hits.rid
                  ORDER BY hits.rank, e.seq DESC";
+            let sql = match db.engine() {
+                Engine::Sqlite => sqlite,
+                Engine::Postgres => SEARCH_PG.as_str(),
+            };
+            let bound = crate::search_text::engine_query(db.engine(), &query)?;
             let hits = db
                 .query_map(
                     sql,
-                    crate::db_params![&query, &ws, branch.as_ref(), depth],
+                    crate::db_params![&bound, &ws, branch.as_ref(), depth],
                     |r| {
                         let ts_ms: i64 = r.get(1)?;
                         let raw: Option<String> = r.get(7)?;

@@ -19,13 +19,20 @@ use crate::read::Read;
 use crate::reasoning::docs::{keep_page, page_of};
 use crate::reasoning::refs::{self, ALL, Naming};
 use crate::reasoning::{Reasoning, limit};
-use crate::store::engine::{Db, Value as Sql};
+use crate::store::engine::{Db, Engine, Value as Sql};
 
-/// The filters of a node query, as SQL on `graph_nodes v` and its parameters.
+/// The filters of a node query, as SQL on `graph_nodes v` (in `engine`'s dialect) and its
+/// parameters.
 fn node_filters(
     req: &GraphQueryRequest,
     types_only: Option<&[&str]>,
+    engine: Engine,
 ) -> Result<(String, Vec<Sql>)> {
+    // The node's tags, one row each, as `value`.
+    let tags_of = match engine {
+        Engine::Sqlite => "json_each(v.tags_json)",
+        Engine::Postgres => "jsonb_array_elements_text(v.tags_json::jsonb) AS t(value)",
+    };
     let mut sql = String::from(" AND v.deleted = 0");
     let mut p: Vec<Sql> = Vec::new();
     let list = |sql: &mut String, p: &mut Vec<Sql>, col: &str, values: &[String]| {
@@ -54,20 +61,28 @@ fn node_filters(
     if let Some(any) = req.tags_any.as_deref().filter(|v| !v.is_empty()) {
         let any = tags("tags_any", Some(any))?;
         sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM json_each(v.tags_json) WHERE value IN ({}))",
+            " AND EXISTS (SELECT 1 FROM {tags_of} WHERE value IN ({}))",
             vec!["?"; any.len()].join(",")
         ));
         p.extend(any.into_iter().map(Sql::Text));
     }
     for t in tags("tags_all", req.tags_all.as_deref())? {
-        sql.push_str(" AND EXISTS (SELECT 1 FROM json_each(v.tags_json) WHERE value = ?)");
+        sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM {tags_of} WHERE value = ?)"
+        ));
         p.push(Sql::Text(t));
     }
     if let Some(text) = req.text.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-        sql.push_str(
-            " AND (instr(lower(v.id), ?) > 0 OR instr(lower(coalesce(v.title, '')), ?) > 0
-                  OR instr(lower(coalesce(v.text, '')), ?) > 0)",
-        );
+        sql.push_str(match engine {
+            Engine::Sqlite => {
+                " AND (instr(lower(v.id), ?) > 0 OR instr(lower(coalesce(v.title, '')), ?) > 0
+                  OR instr(lower(coalesce(v.text, '')), ?) > 0)"
+            }
+            Engine::Postgres => {
+                " AND (strpos(lower(v.id), ?) > 0 OR strpos(lower(coalesce(v.title, '')), ?) > 0
+                  OR strpos(lower(coalesce(v.text, '')), ?) > 0)"
+            }
+        });
         let t = text.to_lowercase();
         p.extend([Sql::Text(t.clone()), Sql::Text(t.clone()), Sql::Text(t)]);
     }
@@ -314,7 +329,7 @@ impl Reasoning {
             }
         };
         let include_edges = req.include_edges.unwrap_or(true);
-        let filters = node_filters(&req, None)?;
+        let filters = node_filters(&req, None, self.store.engine())?;
         read.run_db(&self.store, move |db, ws| {
             let (at, sources) =
                 Reasoning::graph_address(db, &ws, &req, &Naming::graph("branchmind_graph_query"))?;
@@ -487,7 +502,7 @@ pub fn count_by_type(nodes: &HashMap<String, GraphNode>, types: &[&str]) -> BTre
     by
 }
 
-/// The card-type filter of [`query_nodes`], for think_context.
-pub fn card_filters(types: &[&str]) -> (String, Vec<Sql>) {
-    node_filters(&GraphQueryRequest::default(), Some(types)).expect("no user input")
+/// The card-type filter of [`query_nodes`] on `engine`, for think_context.
+pub fn card_filters(types: &[&str], engine: Engine) -> (String, Vec<Sql>) {
+    node_filters(&GraphQueryRequest::default(), Some(types), engine).expect("no user input")
 }

@@ -50,14 +50,18 @@ async fn search_finds_notes_and_cards_of_the_workspace() {
     )
     .await;
     assert_eq!(e["details"]["field"], "query");
-    let st = d.call("GET", "/status", None).await.1;
-    assert!(
-        st["index"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s["source"] == "reasoning"),
-        "{st}"
-    );
+    // The status lists the FTS5 indexer's sources; PostgreSQL has no indexer (its words are a
+    // generated column, current in the writing transaction), so its list is empty.
+    if std::env::var("MOSS_TEST_ENGINE").as_deref() != Ok("postgres") {
+        let st = d.call("GET", "/status", None).await.1;
+        assert!(
+            st["index"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["source"] == "reasoning"),
+            "{st}"
+        );
+    }
     d.stop().await;
 }
