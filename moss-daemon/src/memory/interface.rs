@@ -686,6 +686,92 @@ mod tests {
         assert_eq!((p.items.len(), p.next_after.as_deref()), (1, None));
     }
 
+    /// The search, the lists of a context and the slots run on PostgreSQL.
+    #[test]
+    fn the_reads_run_on_postgres() {
+        use crate::store::engine::postgres::testing::Scratch;
+        let Some(scratch) = Scratch::new() else {
+            return;
+        };
+        let pg = scratch.connect();
+        crate::store::migrations::migrate_postgres_then(
+            &pg,
+            crate::schema::MIGRATIONS_POSTGRES,
+            |db| crate::store::engine::search::ensure_columns(db, crate::app::SEARCH_SOURCES),
+        )
+        .unwrap();
+        let db = Db::Postgres(&pg);
+        for (seq, content, context, slot, session) in [
+            (
+                1,
+                "Deploys go through the staging cluster",
+                "ops",
+                Some("deploy"),
+                "",
+            ),
+            (
+                2,
+                "The staging cluster deploys nightly",
+                "ops",
+                Some("deploy"),
+                "",
+            ),
+            (3, "Tabs, not spaces", "style", None, ""),
+            (4, "staging is down today", "ops", None, "s1"),
+        ] {
+            let identity = [seq as u8];
+            let (id, contexts_json) = (format!("mem_{seq}"), format!("[\"{context}\"]"));
+            let rid: i64 = db
+                .query_one(
+                    "INSERT INTO memories(id, workspace, session, identity, content,
+                       contexts_json, contexts_text, context_count, slot, weight, seq,
+                       created_at, updated_at)
+                     VALUES (?1, 'w', ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9, ?9, ?9) RETURNING rid",
+                    crate::db_params![
+                        &id,
+                        session,
+                        &identity[..],
+                        content,
+                        &contexts_json,
+                        context,
+                        slot,
+                        f64::from(seq),
+                        seq
+                    ],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            db.execute(
+                "INSERT INTO memory_contexts(workspace, context, session, identity, rid, basename)
+                 VALUES ('w', ?1, ?2, ?3, ?4, ?1)",
+                crate::db_params![context, session, &identity[..], rid],
+            )
+            .unwrap();
+        }
+        let hits = search_hits_db(db, "staging", Some("w"), 10).unwrap();
+        let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids.len(), 2, "not the session's: {ids:?}");
+        assert!(hits[0].snippet.contains("<b>staging</b>"), "{hits:?}");
+        assert!(search_hits_db(db, "staging", None, 10).unwrap().len() == 2);
+        let page = list_db(db, "w", Some("ops"), None, 1).unwrap();
+        assert_eq!(ids_of(&page), ["mem_2"]);
+        let page = list_db(db, "w", Some("ops"), page.next_cursor, 5).unwrap();
+        assert_eq!(ids_of(&page), ["mem_1"]);
+        let c = contexts_db(db, "w", None, 10).unwrap();
+        let names: Vec<(&str, i64)> = c.items.iter().map(|c| (c.name.as_str(), c.count)).collect();
+        assert_eq!(names, [("ops", 2), ("style", 1)]);
+        let slots = slots_db(db, "w", None, 10).unwrap();
+        assert_eq!(slots.items.len(), 1);
+        assert_eq!(
+            (slots.items[0].slot.count, slots.items[0].holder.id.as_str()),
+            (2, "mem_2")
+        );
+    }
+
+    fn ids_of(p: &MemoryPage) -> Vec<&str> {
+        p.items.iter().map(|m| m.id.as_str()).collect()
+    }
+
     /// No read of a page scans a table: each is an index range or seek.
     #[test]
     fn every_read_of_a_page_uses_an_index() {

@@ -368,3 +368,50 @@ pub fn recent(
 ) -> Result<Vec<(i64, moss_client::moss::ContextItem)>> {
     recent_db(Db::Sqlite(conn), ws, limit, open_only)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::engine::postgres::testing::Scratch;
+
+    /// The search (titles first, words as prefixes) and the newest items run on PostgreSQL.
+    #[test]
+    fn the_search_and_the_newest_items_run_on_postgres() {
+        let Some(scratch) = Scratch::new() else {
+            return;
+        };
+        let pg = scratch.connect();
+        crate::store::migrations::migrate_postgres_then(
+            &pg,
+            crate::schema::MIGRATIONS_POSTGRES,
+            |db| crate::store::engine::search::ensure_columns(db, crate::app::SEARCH_SOURCES),
+        )
+        .unwrap();
+        let db = Db::Postgres(&pg);
+        db.batch(
+            "INSERT INTO task_items(workspace, id, kind, title, description, revision, seq,
+               created_at_ms, updated_at_ms)
+             VALUES ('w', 'TASK-001', 'task', 'Rotate the refresh_token', 'before expiry', 1, 1, 1, 1),
+               ('w', 'TASK-002', 'task', 'Cache warmup', 'rotate logs too', 1, 2, 2, 2),
+               ('v', 'TASK-001', 'task', 'Rotate keys', NULL, 1, 3, 3, 3);
+             INSERT INTO task_steps(workspace, task, step_id, ordinal, title, criteria_json,
+               tests_json, blockers_json, done)
+             VALUES ('w', 'TASK-002', 's1', 0, 'Rotation script', '[]', '[]', '[]', 1);",
+        )
+        .unwrap();
+        let hits = search_hits_db(db, &["rotat".to_string()], Some("w"), 10, false).unwrap();
+        let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids.len(), 3, "{ids:?}");
+        assert!(
+            ids.contains(&"TASK-001") && ids.contains(&"TASK-002/s1"),
+            "{ids:?}"
+        );
+        assert_eq!(ids[2], "TASK-002", "a title match counts double");
+        let words = ["rotate".to_string(), "refresh_token".to_string()];
+        let every = search_hits_db(db, &words, None, 10, true).unwrap();
+        assert_eq!(every.len(), 1, "{every:?}");
+        let recent = recent_db(db, "w", 10, true).unwrap();
+        let ids: Vec<&str> = recent.iter().map(|(_, i)| i.id.as_str()).collect();
+        assert_eq!(ids, ["TASK-001"], "TASK-002's one step is done");
+    }
+}
