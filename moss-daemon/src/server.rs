@@ -242,7 +242,7 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     let shutdown = Shutdown::new();
     let memories = Memories::new(store.clone(), config.clone(), opts.home.dir.clone())
         .stop_on(shutdown.token());
-    // No session survives a restart.
+    // No session survives a restart (on PostgreSQL: no idle one; others' daemons serve theirs).
     memories
         .drop_sessions()
         .await

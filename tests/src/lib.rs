@@ -169,7 +169,13 @@ async fn on_test_engine(home: &Path, config: Option<Value>) -> Option<Value> {
         "MOSS_TEST_ENGINE=postgres needs MOSS_POSTGRES_PREVIEW=1 (the daemon serves PostgreSQL \
          stores as a preview)"
     );
-    let mut config = config.unwrap_or_else(|| json!({}));
+    // Without a config of its own, a restarted daemon keeps the one its home holds.
+    let mut config = config.unwrap_or_else(|| {
+        std::fs::read_to_string(home.join("config.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .unwrap_or_else(|| json!({}))
+    });
     config["database"] = database;
     Some(config)
 }

@@ -32,7 +32,7 @@ use crate::budget::{self, Caps, Fit, cut_text};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::json_field::{object_json, parse_json};
-use crate::store::engine::{DbError, Row};
+use crate::store::engine::{DbError, Engine, Row};
 use crate::store::{Store, now};
 use crate::{names, tags};
 use moss_client::search::SearchMode;
@@ -294,16 +294,31 @@ impl Memories {
         });
     }
 
-    /// At start: no session survives a restart.
+    /// At start: no session survives a restart of a daemon that owns its store (SQLite). On
+    /// PostgreSQL the other daemons on the database may be serving sessions now: only those
+    /// idle longer than `session_ttl_seconds` (no memory of theirs written or recalled since)
+    /// are ended, as the sweeper of the daemon that served them would have.
     pub async fn drop_sessions(&self) -> Result<usize> {
+        let idle_since = now() - self.config.memory.session_ttl_seconds as i64;
         self.store
             .writer
-            .run(|ctx| {
+            .run(move |ctx| {
                 let db = ctx.db();
-                let rids: Vec<i64> =
-                    db.query_map("SELECT rid FROM memories WHERE session != ''", &[], |r| {
-                        r.get(0)
-                    })?;
+                let rids: Vec<i64> = match db.engine() {
+                    Engine::Sqlite => {
+                        db.query_map("SELECT rid FROM memories WHERE session != ''", &[], |r| {
+                            r.get(0)
+                        })?
+                    }
+                    Engine::Postgres => db.query_map(
+                        "SELECT rid FROM memories WHERE session IN (
+                           SELECT session FROM memories WHERE session != ''
+                           GROUP BY session
+                           HAVING max(GREATEST(updated_at, coalesce(recalled_at, 0))) < ?1)",
+                        crate::db_params![idle_since],
+                        |r| r.get(0),
+                    )?,
+                };
                 delete_rids(db, &rids)?;
                 Ok(rids.len())
             })

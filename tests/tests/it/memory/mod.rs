@@ -303,6 +303,38 @@ async fn session_memories_are_seen_by_their_session_only_and_end_with_it() {
     d.stop().await;
 }
 
+/// A restart ends every session of a daemon that owns its store; on PostgreSQL, where other
+/// daemons may be serving sessions on the same database, only those idle past
+/// `session_ttl_seconds`.
+#[tokio::test]
+async fn a_restart_ends_the_sessions_it_may_end() {
+    let d = TestDaemon::start().await;
+    store(
+        &d,
+        json!({"content": "Currently editing auth.py", "persist": false, "session": "s1"}),
+    )
+    .await;
+    let home = d.stop_keeping_home().await;
+    let d = TestDaemon::start_in(home, None).await;
+    let left = recall(&d, json!({"query": "editing auth.py", "session": "s1"})).await;
+    if moss_tests::on_postgres() {
+        assert_eq!(contents(&left), ["Currently editing auth.py"], "{left}");
+    } else {
+        assert_eq!(left["items"], json!([]), "{left}");
+    }
+    // Idle past the time to live, it ends at the next start on either engine.
+    let home = d.stop_keeping_home().await;
+    let d = TestDaemon::start_in(home, Some(json!({"memory": {"session_ttl_seconds": 1}}))).await;
+    let d = {
+        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+        let home = d.stop_keeping_home().await;
+        TestDaemon::start_in(home, None).await
+    };
+    let left = recall(&d, json!({"query": "editing auth.py", "session": "s1"})).await;
+    assert_eq!(left["items"], json!([]), "{left}");
+    d.stop().await;
+}
+
 #[tokio::test]
 async fn templates_render_slots_recalls_and_vars() {
     let d = TestDaemon::start_with_config(Some(json!({"memory": {
