@@ -562,4 +562,67 @@ mod postgres_engine {
         let e = Store::open_postgres("postgres://u@h:port/db", None, &options()).unwrap_err();
         assert!(e.to_string().contains("postgres://USER"), "{e}");
     }
+
+    /// Reads on a replica (`database_read`) see this store's acknowledged writes at once: each
+    /// read waits for the replica to replay the writer's last commit. Runs where
+    /// `MOSS_TEST_POSTGRES_REPLICA` names a streaming replica of `MOSS_TEST_POSTGRES` (CI
+    /// starts one).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn reads_on_a_replica_see_this_daemon_s_writes() {
+        let Some(replica) = std::env::var("MOSS_TEST_POSTGRES_REPLICA")
+            .ok()
+            .filter(|v| !v.is_empty())
+        else {
+            eprintln!("MOSS_TEST_POSTGRES_REPLICA is unset: skipping the replica test");
+            return;
+        };
+        let Some(scratch) = Scratch::new() else {
+            return;
+        };
+        let url = url(&scratch);
+        let sep = if replica.contains('?') { '&' } else { '?' };
+        let read_url = format!(
+            "{replica}{sep}options=-c%20search_path%3D{}",
+            scratch.schema()
+        );
+        let (store, threads) = std::thread::scope(|s| {
+            s.spawn(|| Store::open_postgres(&url, Some(&read_url), &options()).unwrap())
+                .join()
+                .unwrap()
+        });
+        // The replica is a replica: it refuses writes, and is in recovery.
+        let in_recovery: bool = store
+            .readers
+            .run_db(|db| Ok(db.query_one("SELECT pg_is_in_recovery()", &[], |r| r.get(0))?))
+            .await
+            .unwrap();
+        assert!(in_recovery, "MOSS_TEST_POSTGRES_REPLICA is not a replica");
+        let started = std::time::Instant::now();
+        for i in 0..200 {
+            let id: &'static str = Box::leak(format!("n{i}").into_boxed_str());
+            add(&store, id, "title", "body").await;
+            let seen: Option<String> = store
+                .readers
+                .run_db(move |db| {
+                    Ok(db.query_opt(
+                        "SELECT id FROM notes WHERE id = ?1",
+                        crate::db_params![id],
+                        |r| r.get(0),
+                    )?)
+                })
+                .await
+                .unwrap();
+            assert_eq!(
+                seen.as_deref(),
+                Some(id),
+                "write {i} not read back on the replica"
+            );
+        }
+        println!(
+            "200 writes each read back through the replica: {:?} per write and read",
+            started.elapsed() / 200
+        );
+        drop(store);
+        threads.join();
+    }
 }
