@@ -523,7 +523,7 @@ fn apply(
     // An error from here fails the whole import: its counts are never seen.
     let versions = match how {
         RowWrite::Overwrite => super::save_version(db, &id, keep)?,
-        RowWrite::Insert => super::Kept(None),
+        RowWrite::Insert | RowWrite::InsertIfFree => super::Kept(None),
     };
     write_row(
         db,

@@ -71,7 +71,7 @@ pub use filters::MAX_RUN_IDS;
 pub(crate) use filters::{Narrow, narrow, orchestration, run_id_value, run_ids};
 
 use crate::sql_filter::Filter;
-use crate::store::engine::{Db, DbError, DbErrorKind, Value};
+use crate::store::engine::{Db, DbError, DbErrorKind, Engine, Value};
 use crate::store::{Store, WriteCtx, now};
 use crate::tokens::Counted;
 use crate::{bounds, names, page, tags};
@@ -126,6 +126,10 @@ pub(crate) enum RowWrite {
     /// A new row under the id. SQLite's error is returned as it is, so that a caller can tell
     /// the unique index on active names refusing it from a failure.
     Insert,
+    /// A new row under the id unless a unique key (the active name) refuses it, which writes
+    /// nothing and is no error: on PostgreSQL, where a failed statement aborts the transaction
+    /// the job runs in, so that the holder of the name can still be looked up after it.
+    InsertIfFree,
     /// Every column written over the row of the id, which keeps its id: a store in mode replace
     /// and an import in mode replace.
     Overwrite,
@@ -136,15 +140,19 @@ impl RowWrite {
     /// number, `?19` the lineage, `?20` the list of versions kept when [`save_version`] gave
     /// one (an overwrite without one leaves the list as it is).
     fn sql(self) -> &'static str {
-        match self {
-            RowWrite::Insert => {
+        macro_rules! insert {
+            () => {
                 "INSERT INTO capsules (id, workspace_raw, workspace_norm, name_raw, name_norm,
                    title, capsule_text, capsule_chars, tokens_estimate, tags_json, source, run_id,
                    phase, role, created_at, updated_at, deleted_at, seq, based_on_json,
                    versions_json, task)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
                    ?17, ?18, ?19, ?20, ?21)"
-            }
+            };
+        }
+        match self {
+            RowWrite::Insert => insert!(),
+            RowWrite::InsertIfFree => concat!(insert!(), " ON CONFLICT DO NOTHING"),
             RowWrite::Overwrite => {
                 "UPDATE capsules SET workspace_raw = ?2, workspace_norm = ?3, name_raw = ?4,
                    name_norm = ?5, title = ?6, capsule_text = ?7, capsule_chars = ?8,
@@ -160,7 +168,8 @@ impl RowWrite {
 }
 
 /// Writes capsule `c` with `times` and `seq` as the row `id`, as `how` says: the one place a
-/// capsule's columns are written whole.
+/// capsule's columns are written whole. Whether a row was written: always, but for a
+/// [`RowWrite::InsertIfFree`] refused.
 pub(crate) fn write_row(
     db: Db<'_>,
     how: RowWrite,
@@ -169,12 +178,12 @@ pub(crate) fn write_row(
     times: &Times,
     seq: i64,
     versions: Option<&str>,
-) -> std::result::Result<(), DbError> {
+) -> std::result::Result<bool, DbError> {
     let (name_raw, name_norm) = match &c.name {
         Some((r, n)) => (Some(r.as_str()), Some(n.as_str())),
         None => (None, None),
     };
-    db.execute(
+    let written = db.execute(
         how.sql(),
         crate::db_params![
             id,
@@ -200,11 +209,14 @@ pub(crate) fn write_row(
             c.task.as_deref()
         ],
     )?;
+    if written == 0 {
+        return Ok(false);
+    }
     // A new row has no evidence to remove: only write some if it comes with it.
     if c.evidence_json.is_some() || matches!(how, RowWrite::Overwrite) {
         evidence::write(db, id, c.evidence_json.as_deref())?;
     }
-    Ok(())
+    Ok(true)
 }
 
 impl Capsules {
@@ -738,13 +750,13 @@ fn store_job(ctx: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Resul
     let t = now();
     let seq = ctx.next_seq();
     let name_raw = c.name.as_ref().map(|(r, _)| r.as_str());
+    let times = Times {
+        created_at: t,
+        updated_at: t,
+        deleted_at: None,
+    };
     let insert = |db: Db<'_>| -> std::result::Result<String, DbError> {
         let id = ulid::Ulid::generate().to_string();
-        let times = Times {
-            created_at: t,
-            updated_at: t,
-            deleted_at: None,
-        };
         write_row(db, RowWrite::Insert, &id, &c, &times, seq, None)?;
         Ok(id)
     };
@@ -752,7 +764,21 @@ fn store_job(ctx: &WriteCtx, c: NewCapsule, mode: StoreMode, keep: u32) -> Resul
         // Insert first: the unique index on active names refuses a taken one, and only then is
         // the holder looked up to name it. A new name, the common case, costs one statement
         // instead of a lookup and an insert. SQLite undoes a failed statement, and the failed
-        // job's savepoint is rolled back anyway.
+        // job's savepoint is rolled back anyway. PostgreSQL's failed statement would abort the
+        // transaction: there the insert gives way instead, and says so.
+        StoreMode::Error if db.engine() == Engine::Postgres => {
+            let id = ulid::Ulid::generate().to_string();
+            if !write_row(db, RowWrite::InsertIfFree, &id, &c, &times, seq, None)? {
+                return Err(match name_holder(db, &c)? {
+                    Some(holder) => name_taken(&c, holder.id),
+                    None => Error::internal(
+                        "storing a capsule",
+                        "a unique key refused the new row, and no active capsule holds its name",
+                    ),
+                });
+            }
+            (id, 1)
+        }
         StoreMode::Error => match insert(db) {
             Ok(id) => (id, 1),
             Err(e) if is_constraint(&e) => {
