@@ -12,7 +12,7 @@ use serde_json::json;
 use super::{Capsules, Narrow, narrow, query, run_ids};
 use crate::error::{Error, Result};
 use crate::sql_filter::Filter;
-use crate::store::engine::Db;
+use crate::store::engine::{Db, Engine};
 use crate::store::{WriteCtx, now};
 use crate::{bounds, names, tags};
 
@@ -25,10 +25,10 @@ struct Selection {
     described: String,
 }
 
-fn select(n: &Narrow) -> Result<Selection> {
+fn select(n: &Narrow, engine: Engine) -> Result<Selection> {
     let mut f = Filter::default();
     f.raw("deleted_at IS NULL");
-    let described = narrow(&mut f, n)?;
+    let described = narrow(&mut f, n, engine)?;
     if described.is_empty() {
         return Err(Error::invalid(NO_FILTER));
     }
@@ -94,7 +94,7 @@ fn update_each(
 impl Capsules {
     /// `capsule_bulk_delete`: soft-delete every active capsule matching all given filters.
     pub async fn bulk_delete(&self, req: BulkDeleteRequest) -> Result<BulkDeleteResponse> {
-        let sel = select(&narrow_of!(req))?;
+        let sel = select(&narrow_of!(req), self.store.engine())?;
         self.store
             .writer
             .run(move |ctx| {
@@ -114,7 +114,7 @@ impl Capsules {
     /// `capsule_bulk_update`: set phase, role or tags on every active capsule matching all given
     /// filters. `""` clears phase or role; `[]` clears tags; tags are replaced, not merged.
     pub async fn bulk_update(&self, req: BulkUpdateRequest) -> Result<BulkUpdateResponse> {
-        let mut sel = select(&narrow_of!(req))?;
+        let mut sel = select(&narrow_of!(req), self.store.engine())?;
         // skip_unchanged: a capsule already holding every value set is left out.
         let mut differs: Vec<String> = Vec::new();
         let mut differs_values: Vec<Value> = Vec::new();

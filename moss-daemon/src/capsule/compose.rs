@@ -13,7 +13,7 @@ use super::{Capsules, FETCH_MANY_MAX, Narrow, Wanted, narrow, not_found, query, 
 use crate::cancel::{self, Cancel};
 use crate::error::{Error, Result};
 use crate::sql_filter::{Filter, given};
-use crate::store::engine::Db;
+use crate::store::engine::{Db, Engine};
 
 /// A compose item, resolved: one capsule, or a filter expanding to many.
 enum Item {
@@ -23,7 +23,7 @@ enum Item {
 
 /// Classifies `items[i]`: a ref has `id` or `name`; a filter has any of workspace, run_id,
 /// phase, role, tag and neither; both is ambiguous, neither is empty.
-fn item(i: usize, it: &ComposeItem) -> Result<Item> {
+fn item(i: usize, it: &ComposeItem, engine: Engine) -> Result<Item> {
     let is_ref = given(it.id.as_deref()).is_some() || given(it.name.as_deref()).is_some();
     let run_given = it.run_id.as_ref().is_some_and(|r| !r.to_vec().is_empty());
     let filter_fields: Vec<&str> = [
@@ -82,6 +82,7 @@ fn item(i: usize, it: &ComposeItem) -> Result<Item> {
             task: it.task.as_deref(),
             ..Default::default()
         },
+        engine,
     )
     .map_err(at)?;
     Ok(Item::Filter(f))
@@ -171,11 +172,12 @@ impl Capsules {
             }
         };
         // Classify every item first: a malformed one fails before any read.
+        let engine = self.store.engine();
         let items = req
             .items
             .iter()
             .enumerate()
-            .map(|(i, it)| item(i, it))
+            .map(|(i, it)| item(i, it, engine))
             .collect::<Result<Vec<_>>>()?;
         let capsules: Vec<Capsule> = self
             .store

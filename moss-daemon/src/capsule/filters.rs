@@ -6,6 +6,7 @@ use moss_client::capsule::RunIds;
 use super::handoff;
 use crate::error::{Error, Result};
 use crate::sql_filter::{Filter, given};
+use crate::store::engine::Engine;
 use crate::{bounds, names, tags};
 
 /// Most run ids one filter takes.
@@ -50,16 +51,41 @@ pub(crate) struct Narrow<'a> {
     pub(crate) task: Option<&'a str>,
 }
 
+/// Narrows `f` to the rows whose `tags_json` column (qualified as the query needs, e.g.
+/// `c.tags_json`) holds `tag`, trimmed, and returns that tag (see [`tags::filter`]); on
+/// PostgreSQL the JSON array is read as `jsonb`.
+pub(crate) fn tag<'t>(
+    f: &mut Filter,
+    engine: Engine,
+    tags_json: &str,
+    tag: Option<&'t str>,
+) -> Option<&'t str> {
+    match engine {
+        Engine::Sqlite => tags::filter(f, tags_json, tag),
+        Engine::Postgres => {
+            let tag = given(tag)?;
+            f.add(
+                &format!(
+                    "EXISTS (SELECT 1 FROM jsonb_array_elements_text({tags_json}::jsonb) AS t(value) \
+                     WHERE t.value = ?)"
+                ),
+                tag.to_string(),
+            );
+            Some(tag)
+        }
+    }
+}
+
 /// Narrows `f` (over `capsules`, unaliased) to the given filters, and says what they select
 /// (`workspace="w", tag="t"`), for messages: the one place the filters of inventory, bulk
-/// operations, compose filter items and watch are turned into SQL.
-pub(crate) fn narrow(f: &mut Filter, n: &Narrow) -> Result<Vec<String>> {
+/// operations, compose filter items and watch are turned into SQL, for a store of `engine`.
+pub(crate) fn narrow(f: &mut Filter, n: &Narrow, engine: Engine) -> Result<Vec<String>> {
     let mut described = Vec::new();
     if let Some(ws) = given(n.workspace) {
         f.add("workspace_norm = ?", names::normalize(ws));
         described.push(format!("workspace={ws:?}"));
     }
-    if let Some(tag) = tags::filter(f, "capsules.tags_json", n.tag) {
+    if let Some(tag) = tag(f, engine, "capsules.tags_json", n.tag) {
         described.push(format!("tag={tag:?}"));
     }
     if let Some(prefix) = given(n.name_prefix) {

@@ -569,6 +569,7 @@ impl Capsules {
                 task: req.task.as_deref(),
                 ..narrow_of!(req)
             },
+            self.store.engine(),
         )?;
         self.page(f, limit, offset).await
     }

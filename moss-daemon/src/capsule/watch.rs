@@ -19,7 +19,7 @@ use super::{Capsules, narrow, query, run_ids};
 use crate::error::{Error, Result};
 use crate::names;
 use crate::sql_filter::{Filter, given};
-use crate::store::engine::{Db, Value};
+use crate::store::engine::{Db, Engine, Value};
 
 /// How long a watch waits by default, and at most.
 pub const WATCH_DEFAULT_MS: i64 = 30_000;
@@ -28,9 +28,9 @@ pub const WATCH_MAX_MS: i64 = 300_000;
 pub const WATCH_MAX_LIMIT: i64 = 100;
 
 /// The filter of a watch, without its cursor.
-fn watch_filter(req: &WatchRequest) -> Result<Filter> {
+fn watch_filter(req: &WatchRequest, engine: Engine) -> Result<Filter> {
     let mut f = Filter::default();
-    narrow(&mut f, &narrow_of!(req))?;
+    narrow(&mut f, &narrow_of!(req), engine)?;
     Ok(f)
 }
 
@@ -130,7 +130,7 @@ impl Capsules {
                 format!("limit must be 1 to {WATCH_MAX_LIMIT}, got {limit}"),
             ));
         }
-        let f = std::sync::Arc::new(watch_filter(&req)?);
+        let f = std::sync::Arc::new(watch_filter(&req, self.store.engine())?);
         let mut commits = self.store.writer.commits(&super::SEARCH_SOURCE);
         let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms as u64);
         let mut cursor = match req.since {
