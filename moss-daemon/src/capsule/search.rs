@@ -5,6 +5,10 @@
 //! to date by the indexer thread (see `store::fts`). A search first waits until the index has
 //! applied every text change committed before it started, so a client always finds what it
 //! has just stored.
+//!
+//! On PostgreSQL the words are the table's generated `moss_words` column (see
+//! `store::engine::search`), matched and ranked in the same statements' shape, with the title
+//! weighing 5x the body as well.
 
 use moss_client::capsule::{Pagination, SearchHit, SearchPage, SearchRequest};
 use moss_client::search::SearchMode;
@@ -13,14 +17,14 @@ use super::query;
 use super::{Capsules, orchestration};
 use crate::error::{Error, Result};
 use crate::search_text::{
-    ELLIPSIS, MAX_QUERY_CHARS, SNIPPET_CHARS, bm25_score, check_query_start, fts_query,
-    query_error, render_snippet,
+    ELLIPSIS, MAX_QUERY_CHARS, SNIPPET_CHARS, bm25_score, check_query_start, engine_query,
+    fts_query, query_error, render_snippet,
 };
 use crate::sql_filter::Filter;
-use crate::store::engine::{Db, Param};
+use crate::store::engine::{Db, Engine, Param, search as pg};
 use crate::store::semantic::CANDIDATES;
 use crate::store::semantic::fusion::{DEPTH, fuse};
-use crate::{names, page, tags};
+use crate::{names, page};
 
 /// The bounds of `snippet_chars` (its default is [`SNIPPET_CHARS`]).
 pub const SNIPPET_CHARS_MIN: i64 = 50;
@@ -89,6 +93,7 @@ impl Capsules {
         let (limit, offset) = page::bounds(req.limit, req.offset, 20, 100)?;
         let mut mode = self.store.semantic.mode(req.mode)?;
         let explain = req.explain.unwrap_or(false);
+        let engine = self.store.engine();
         let conditions = |f: &mut Filter| -> Result<()> {
             if let Some(ws) = req.workspace.as_deref().filter(|w| !w.trim().is_empty()) {
                 f.add("c.workspace_norm = ?", names::normalize(ws));
@@ -96,7 +101,7 @@ impl Capsules {
             if !req.include_deleted.unwrap_or(false) {
                 f.raw("c.deleted_at IS NULL");
             }
-            tags::filter(f, "c.tags_json", req.tag.as_deref());
+            super::filters::tag(f, engine, "c.tags_json", req.tag.as_deref());
             orchestration(
                 f,
                 req.run_id.as_ref(),
@@ -109,7 +114,13 @@ impl Capsules {
             Ok(())
         };
         let mut f = Filter::default();
-        f.add("f.capsules_fts MATCH ?", query.clone());
+        match engine {
+            Engine::Sqlite => f.add("f.capsules_fts MATCH ?", query.clone()),
+            Engine::Postgres => f.add(
+                &pg::matches("c", 1).replace("?1", "?"),
+                engine_query(engine, &query)?,
+            ),
+        };
         conditions(&mut f)?;
         let mut base = Filter::default();
         conditions(&mut base)?;
@@ -196,17 +207,27 @@ impl Capsules {
 /// Narrows `f` to the `newest` matches it lets through (the highest rowids): the rowid of the
 /// `newest`-th, found walking the index's matches newest first, which stops there.
 fn newest_only(db: Db<'_>, f: &mut Filter, query: &str, newest: i64) -> Result<()> {
-    let sql = format!(
-        "SELECT f.rowid FROM fts.capsules_fts AS f CROSS JOIN capsules AS c ON c.rowid = f.rowid
+    let sql = match db.engine() {
+        Engine::Sqlite => format!(
+            "SELECT f.rowid FROM fts.capsules_fts AS f CROSS JOIN capsules AS c ON c.rowid = f.rowid
          {} ORDER BY f.rowid DESC LIMIT 1 OFFSET {}",
-        f.sql(),
-        newest - 1
-    );
+            f.sql(),
+            newest - 1
+        ),
+        Engine::Postgres => format!(
+            "SELECT c.rowid FROM capsules AS c {} ORDER BY c.rowid DESC LIMIT 1 OFFSET {}",
+            f.sql(),
+            newest - 1
+        ),
+    };
     let from: Option<i64> = db
         .query_opt(&sql, &f.bind(), |r| r.get(0))
         .map_err(|e| query_error(e, query))?;
     if let Some(from) = from {
-        f.add("f.rowid >= ?", from);
+        match db.engine() {
+            Engine::Sqlite => f.add("f.rowid >= ?", from),
+            Engine::Postgres => f.add("c.rowid >= ?", from),
+        };
     }
     Ok(())
 }
@@ -326,8 +347,9 @@ fn run_search(
     //   first, the same on every call.
     // - snippet() runs only for that page: in the ranking query SQLite would compute it for
     //   every match before sorting. `?1` is the MATCH text, the filter's first parameter.
-    let sql = format!(
-        "WITH hits AS MATERIALIZED (
+    let sql = match db.engine() {
+        Engine::Sqlite => format!(
+            "WITH hits AS MATERIALIZED (
              SELECT f.rowid AS rid, bm25(capsules_fts, 5.0, 1.0) AS rank, c.seq AS seq
              FROM fts.capsules_fts AS f CROSS JOIN capsules AS c ON c.rowid = f.rowid
              {}
@@ -339,11 +361,38 @@ fn run_search(
                 hits.rank, c.task
          FROM hits CROSS JOIN capsules AS c ON c.rowid = hits.rid
          ORDER BY hits.rank, hits.seq DESC",
-        f.sql(),
-        n + 1,
-        n + 2,
-        shape.snippet_tokens
-    );
+            f.sql(),
+            n + 1,
+            n + 2,
+            shape.snippet_tokens
+        ),
+        // The same two steps; the snippet is the matching column (the text, or the title when
+        // only it matches) with every match marked, which `render_snippet` cuts to a window
+        // around the first.
+        Engine::Postgres => format!(
+            "WITH hits AS MATERIALIZED (
+                 SELECT c.rowid AS rid, {rank} AS rank, c.seq AS seq
+                 FROM capsules AS c
+                 {}
+                 ORDER BY rank, c.seq DESC
+                 LIMIT ?{} OFFSET ?{})
+             SELECT c.id, c.workspace_raw, c.name_raw, c.title, c.updated_at, c.deleted_at,
+                    CASE WHEN c.title IS NOT NULL
+                              AND NOT ts_filter(c.{words}, '{{b}}') @@ {q}
+                         THEN {title} ELSE {text} END,
+                    hits.rank, c.task
+             FROM hits JOIN capsules AS c ON c.rowid = hits.rid
+             ORDER BY hits.rank, hits.seq DESC",
+            f.sql(),
+            n + 1,
+            n + 2,
+            rank = pg::rank("c", 1, &[5.0, 1.0]),
+            words = pg::WORDS,
+            q = pg::query(1),
+            title = marked("c.title"),
+            text = marked("c.capsule_text"),
+        ),
+    };
     let mut params: Vec<Param<'_>> = f.bind();
     params.push(Param::Int(read));
     params.push(Param::Int(offset));
@@ -383,14 +432,57 @@ fn run_search(
     let total = if offset == 0 && (items.len() as i64) < limit {
         items.len() as i64
     } else {
-        let count = format!(
-            "SELECT count(*) FROM fts.capsules_fts AS f CROSS JOIN capsules AS c \
-             ON c.rowid = f.rowid {}",
-            f.sql()
-        );
+        let count = match db.engine() {
+            Engine::Sqlite => format!(
+                "SELECT count(*) FROM fts.capsules_fts AS f CROSS JOIN capsules AS c \
+                 ON c.rowid = f.rowid {}",
+                f.sql()
+            ),
+            Engine::Postgres => format!("SELECT count(*) FROM capsules AS c {}", f.sql()),
+        };
         db.query_one(&count, &f.bind(), |r| r.get(0))
             .map_err(|e| query_error(e, query))?
     };
     let pagination = page::pagination(limit, offset, items.len(), total);
     Ok((items, pagination))
+}
+
+/// ASCII's punctuation, which PostgreSQL's text parser may read as part of a token (an HTML tag,
+/// a path, an e-mail address) where FTS5 sees words apart; and as many private-use characters,
+/// which it reads as spaces.
+const PUNCTUATION: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+const PUNCTUATION_STANDINS: &str = "\u{E010}\u{E011}\u{E012}\u{E013}\u{E014}\u{E015}\u{E016}\u{E017}\
+    \u{E018}\u{E019}\u{E01A}\u{E01B}\u{E01C}\u{E01D}\u{E01E}\u{E01F}\u{E020}\u{E021}\u{E022}\u{E023}\
+    \u{E024}\u{E025}\u{E026}\u{E027}\u{E028}\u{E029}\u{E02A}\u{E02B}\u{E02C}\u{E02D}\u{E02E}\u{E02F}";
+
+/// PostgreSQL: `column`'s whole text with every match of the query bound as `?1` marked as
+/// FTS5's `snippet()` marks it (U+E000 before, U+E001 after), for `render_snippet`. The text
+/// reaches `ts_headline` with its punctuation standing in for spaces, so that its words are
+/// those of the search (`moss_words`) and nothing is dropped as a tag, then gets it back.
+fn marked(column: &str) -> String {
+    let punctuation = PUNCTUATION.replace('\'', "''");
+    format!(
+        "translate(ts_headline('{config}', translate({column}, '{punctuation}', \
+         '{PUNCTUATION_STANDINS}'), {q}, 'StartSel=\u{E000}, StopSel=\u{E001}, \
+         HighlightAll=true'), '{PUNCTUATION_STANDINS}', '{punctuation}')",
+        config = pg::CONFIG,
+        q = pg::query(1),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_punctuation_character_has_its_stand_in() {
+        let standins: Vec<char> = PUNCTUATION_STANDINS.chars().collect();
+        let punctuation: Vec<char> = PUNCTUATION.chars().collect();
+        assert_eq!(standins.len(), punctuation.len());
+        assert!(punctuation.iter().all(|c| c.is_ascii_punctuation()));
+        assert_eq!(
+            (0x21..0x7f_u8).filter(u8::is_ascii_punctuation).count(),
+            punctuation.len()
+        );
+    }
 }

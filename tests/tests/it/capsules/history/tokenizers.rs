@@ -44,6 +44,12 @@ async fn the_code_search_tokenizer_keeps_paths_whole_after_a_reindex() {
     let (_, r) = d.call("GET", &search("refresh_token_ttl"), None).await;
     assert_eq!(hits(&r), ["path"], "{r}");
 
+    // `search_tokenizer` picks the tokenizer of SQLite's FTS5 index; PostgreSQL's generated
+    // words column has one way of cutting words, which the setting does not change.
+    if std::env::var("MOSS_TEST_ENGINE").as_deref() == Ok("postgres") {
+        d.stop().await;
+        return;
+    }
     let home = d.stop_keeping_home().await;
     let d = TestDaemon::start_in(home, Some(json!({"search_tokenizer": "code"}))).await;
     let (_, r) = d.call("GET", &search("src/auth/session.go"), None).await;
