@@ -3,7 +3,7 @@
 //! counted in the capsule's size. `capsule_fetch` lists it, with content only on request.
 
 use crate::error::{Error, Result};
-use crate::store::engine::{Db, DbError};
+use crate::store::engine::{Db, DbError, Engine};
 use moss_client::capsule::{Evidence, EvidenceItem};
 
 /// Most evidence items one capsule keeps.
@@ -97,7 +97,16 @@ fn check(i: usize, field: &str, value: &str, max: usize, example: &str) -> Resul
 pub(crate) fn write(db: Db<'_>, id: &str, json: Option<&str>) -> std::result::Result<(), DbError> {
     match json {
         Some(j) => db.execute(
-            "INSERT OR REPLACE INTO capsule_evidence(capsule_id, evidence_json) VALUES (?1, ?2)",
+            match db.engine() {
+                Engine::Sqlite => {
+                    "INSERT OR REPLACE INTO capsule_evidence(capsule_id, evidence_json) \
+                     VALUES (?1, ?2)"
+                }
+                Engine::Postgres => {
+                    "INSERT INTO capsule_evidence(capsule_id, evidence_json) VALUES (?1, ?2)
+                     ON CONFLICT (capsule_id) DO UPDATE SET evidence_json = excluded.evidence_json"
+                }
+            },
             crate::db_params![id, j],
         )?,
         None => db.execute(

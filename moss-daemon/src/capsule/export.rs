@@ -224,11 +224,19 @@ fn write_export(
     out.write_all(b"\n").map_err(write_err)?;
 
     // The primary key's index gives id order without sorting: rows stream in constant memory.
-    let sql = format!(
-        "SELECT {FULL_COLS}, \
+    // (PostgreSQL takes no index hint; its planner walks the primary key for the order.)
+    let sql = match db.engine() {
+        Engine::Sqlite => format!(
+            "SELECT {FULL_COLS}, \
            (SELECT evidence_json FROM capsule_evidence WHERE capsule_id = capsules.id) \
          FROM capsules INDEXED BY sqlite_autoindex_capsules_1 {filter} ORDER BY id"
-    );
+        ),
+        Engine::Postgres => format!(
+            "SELECT {FULL_COLS}, \
+               (SELECT evidence_json FROM capsule_evidence WHERE capsule_id = capsules.id) \
+             FROM capsules {filter} ORDER BY id"
+        ),
+    };
     let mut count: i64 = 0;
     // The evidence column comes right after FULL_COLS.
     let evidence_at = FULL_COLS.split(',').count();

@@ -19,7 +19,7 @@ use super::{
     run_id_value, write_row,
 };
 use crate::error::{Error, Result};
-use crate::store::engine::{Db, DbError, Row};
+use crate::store::engine::{Db, DbError, Engine, Row};
 use crate::store::now;
 use crate::{bounds, names, tags};
 
@@ -353,10 +353,15 @@ fn walk_down(
 ) -> Result<Vec<LineageNode>> {
     // Every capsule with a lineage, read once through the partial index.
     let with_lineage: Vec<Capsule> = db.query_map(
-        &format!(
-            "SELECT {SUMMARY_COLS} FROM capsules INDEXED BY idx_capsules_based_on
+        &match db.engine() {
+            Engine::Sqlite => format!(
+                "SELECT {SUMMARY_COLS} FROM capsules INDEXED BY idx_capsules_based_on
              WHERE based_on_json IS NOT NULL"
-        ),
+            ),
+            Engine::Postgres => {
+                format!("SELECT {SUMMARY_COLS} FROM capsules WHERE based_on_json IS NOT NULL")
+            }
+        },
         &[],
         |r| query::capsule_from_row(r, false),
     )?;
@@ -414,6 +419,22 @@ const KEPT_VERSIONS: &str = "FROM (SELECT key, value \
        FROM json_each((SELECT versions_json FROM capsules WHERE id = ?1)) \
        ORDER BY key LIMIT ?2) j \
      JOIN capsule_versions v ON v.vid = j.value WHERE v.capsule_id = ?1";
+
+/// [`KEPT_VERSIONS`] on PostgreSQL: the list's elements as `jsonb`, `key` from 0 as
+/// `json_each` numbers them.
+const KEPT_VERSIONS_PG: &str = "FROM (SELECT ord - 1 AS key, value::bigint AS value \
+       FROM jsonb_array_elements_text((SELECT versions_json FROM capsules WHERE id = ?1)::jsonb) \
+         WITH ORDINALITY AS e(value, ord) \
+       ORDER BY ord LIMIT ?2) j \
+     JOIN capsule_versions v ON v.vid = j.value WHERE v.capsule_id = ?1";
+
+/// The [`KEPT_VERSIONS`] of `db`'s engine.
+fn kept_versions(db: Db<'_>) -> &'static str {
+    match db.engine() {
+        Engine::Sqlite => KEPT_VERSIONS,
+        Engine::Postgres => KEPT_VERSIONS_PG,
+    }
+}
 
 /// `current` as it was at the version row `r`.
 fn version_into(
@@ -490,13 +511,19 @@ pub(crate) fn fetch_at(
         None
     } else if v < 0 {
         db.query_opt(
-            &format!("SELECT {VERSION_COLS} {KEPT_VERSIONS} ORDER BY j.key LIMIT 1 OFFSET ?3"),
+            &format!(
+                "SELECT {VERSION_COLS} {} ORDER BY j.key LIMIT 1 OFFSET ?3",
+                kept_versions(db)
+            ),
             crate::db_params![&id, keep, -v - 1],
             |r| version_into(current.clone(), r, include_text, evidence),
         )?
     } else {
         db.query_opt(
-            &format!("SELECT {VERSION_COLS} {KEPT_VERSIONS} AND v.revision = ?3"),
+            &format!(
+                "SELECT {VERSION_COLS} {} AND v.revision = ?3",
+                kept_versions(db)
+            ),
             crate::db_params![&id, keep, v],
             |r| version_into(current.clone(), r, include_text, evidence),
         )?
@@ -504,7 +531,7 @@ pub(crate) fn fetch_at(
     row.ok_or_else(|| {
         let kept: i64 = db
             .query_one(
-                &format!("SELECT count(*) {KEPT_VERSIONS}"),
+                &format!("SELECT count(*) {}", kept_versions(db)),
                 crate::db_params![&id, keep],
                 |r| r.get::<i64>(0),
             )
@@ -623,7 +650,8 @@ impl Capsules {
                 let mut versions: Vec<CapsuleVersion> = db.query_map(
                     &format!(
                         "SELECT v.revision, v.updated_at, v.capsule_chars, v.title, v.run_id,
-                           v.phase, v.role {KEPT_VERSIONS} ORDER BY j.key"
+                           v.phase, v.role {} ORDER BY j.key",
+                        kept_versions(db)
                     ),
                     crate::db_params![&c.id, keep],
                     |r| {

@@ -52,12 +52,19 @@ fn changes_after(
     } else {
         format!("{} AND", f.sql())
     };
-    // Named: the sequence is the order, and a watcher's cursor is usually recent.
-    let sql = format!(
-        "SELECT id, seq FROM capsules INDEXED BY idx_capsules_seq {and} seq > ?{}
+    // Named: the sequence is the order, and a watcher's cursor is usually recent. (PostgreSQL
+    // takes no index hints.)
+    let sql = match db.engine() {
+        Engine::Sqlite => format!(
+            "SELECT id, seq FROM capsules INDEXED BY idx_capsules_seq {and} seq > ?{}
          ORDER BY seq LIMIT ?{n}",
-        n - 1
-    );
+            n - 1
+        ),
+        Engine::Postgres => format!(
+            "SELECT id, seq FROM capsules {and} seq > ?{} ORDER BY seq LIMIT ?{n}",
+            n - 1
+        ),
+    };
     let hits: Vec<(String, i64)> = db.query_map(&sql, &params, |r| Ok((r.get(0)?, r.get(1)?)))?;
     let load = format!("SELECT {} FROM capsules WHERE id = ?1", query::SUMMARY_COLS);
     let mut out = Vec::with_capacity(hits.len());
@@ -193,13 +200,23 @@ impl Capsules {
                 // Grouped in the index's own order, so SQLite aggregates as it scans instead
                 // of sorting into a temporary B-tree (27 ms instead of 68 ms for 100,000
                 // capsules); the groups are merged here.
-                let sql = format!(
-                    "SELECT phase, role, deleted_at IS NOT NULL, count(*), sum(capsule_chars),
+                // PostgreSQL takes no index hint, and sums integers as NUMERIC.
+                let sql = match db.engine() {
+                    Engine::Sqlite => format!(
+                        "SELECT phase, role, deleted_at IS NOT NULL, count(*), sum(capsule_chars),
                        min(created_at), max(updated_at)
                      FROM capsules INDEXED BY idx_capsules_stats {}
                      GROUP BY workspace_norm, run_id, deleted_at, phase, role",
-                    f.sql()
-                );
+                        f.sql()
+                    ),
+                    Engine::Postgres => format!(
+                        "SELECT phase, role, deleted_at IS NOT NULL, count(*),
+                           CAST(sum(capsule_chars) AS BIGINT), min(created_at), max(updated_at)
+                         FROM capsules {}
+                         GROUP BY workspace_norm, run_id, deleted_at, phase, role",
+                        f.sql()
+                    ),
+                };
                 let mut out = StatsResponse {
                     capsule_count: 0,
                     total_chars: 0,
