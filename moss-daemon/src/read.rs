@@ -14,7 +14,6 @@
 
 use moss_client::reasoning::*;
 use moss_client::tasks::*;
-use rusqlite::Connection;
 
 use crate::budget::{self, Caps, Fit};
 use crate::error::{Error, Result};
@@ -97,17 +96,6 @@ impl Read {
     /// Fits an answer to the caps.
     pub fn fit<T: Fit>(&self, answer: T) -> Result<T> {
         budget::fit(answer, &self.caps)
-    }
-
-    /// Runs `f` on a read connection (with the workspace) and fits its answer to the caps.
-    pub async fn run<T, F>(self, store: &Store, f: F) -> Result<T>
-    where
-        T: Fit + Send + 'static,
-        F: FnOnce(&Connection, String) -> Result<T> + Send + 'static,
-    {
-        let Read { ws, caps } = self;
-        let answer = store.readers.run(move |conn| f(conn, ws)).await?;
-        budget::fit(answer, &caps)
     }
 
     /// Runs `f` on a read connection of either engine (with the workspace) and fits its answer

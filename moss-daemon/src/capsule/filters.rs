@@ -51,31 +51,6 @@ pub(crate) struct Narrow<'a> {
     pub(crate) task: Option<&'a str>,
 }
 
-/// Narrows `f` to the rows whose `tags_json` column (qualified as the query needs, e.g.
-/// `c.tags_json`) holds `tag`, trimmed, and returns that tag (see [`tags::filter`]); on
-/// PostgreSQL the JSON array is read as `jsonb`.
-pub(crate) fn tag<'t>(
-    f: &mut Filter,
-    engine: Engine,
-    tags_json: &str,
-    tag: Option<&'t str>,
-) -> Option<&'t str> {
-    match engine {
-        Engine::Sqlite => tags::filter(f, tags_json, tag),
-        Engine::Postgres => {
-            let tag = given(tag)?;
-            f.add(
-                &format!(
-                    "EXISTS (SELECT 1 FROM jsonb_array_elements_text({tags_json}::jsonb) AS t(value) \
-                     WHERE t.value = ?)"
-                ),
-                tag.to_string(),
-            );
-            Some(tag)
-        }
-    }
-}
-
 /// Narrows `f` (over `capsules`, unaliased) to the given filters, and says what they select
 /// (`workspace="w", tag="t"`), for messages: the one place the filters of inventory, bulk
 /// operations, compose filter items and watch are turned into SQL, for a store of `engine`.
@@ -85,7 +60,7 @@ pub(crate) fn narrow(f: &mut Filter, n: &Narrow, engine: Engine) -> Result<Vec<S
         f.add("workspace_norm = ?", names::normalize(ws));
         described.push(format!("workspace={ws:?}"));
     }
-    if let Some(tag) = tag(f, engine, "capsules.tags_json", n.tag) {
+    if let Some(tag) = tags::filter_on(engine, f, "capsules.tags_json", n.tag) {
         described.push(format!("tag={tag:?}"));
     }
     if let Some(prefix) = given(n.name_prefix) {

@@ -21,7 +21,7 @@ pub(crate) fn task_value(value: Option<&str>) -> Result<Option<String>> {
 
 /// The task must be one of the workspace's plans or tasks.
 pub(crate) fn check(ctx: &WriteCtx, ws: &str, task: &str) -> Result<()> {
-    if tasks::exists_db(ctx.db(), ws, task)? {
+    if tasks::exists(ctx.db(), ws, task)? {
         return Ok(());
     }
     Err(Error::not_found(format!(

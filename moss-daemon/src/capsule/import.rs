@@ -515,7 +515,7 @@ fn apply(
     // A link to a plan or task the workspace does not hold is dropped, and counted.
     let mut capsule = capsule;
     if let Some(task) = &capsule.task
-        && !crate::tasks::interface::exists_db(db, &capsule.workspace.norm, task)?
+        && !crate::tasks::interface::exists(db, &capsule.workspace.norm, task)?
     {
         capsule.task = None;
         out.unlinked += 1;

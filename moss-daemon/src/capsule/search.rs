@@ -101,7 +101,7 @@ impl Capsules {
             if !req.include_deleted.unwrap_or(false) {
                 f.raw("c.deleted_at IS NULL");
             }
-            super::filters::tag(f, engine, "c.tags_json", req.tag.as_deref());
+            crate::tags::filter_on(engine, f, "c.tags_json", req.tag.as_deref());
             orchestration(
                 f,
                 req.run_id.as_ref(),
@@ -389,8 +389,8 @@ fn run_search(
             rank = pg::rank("c", 1, &[5.0, 1.0]),
             words = pg::WORDS,
             q = pg::query(1),
-            title = marked("c.title"),
-            text = marked("c.capsule_text"),
+            title = pg::headline("c.title", 1),
+            text = pg::headline("c.capsule_text", 1),
         ),
     };
     let mut params: Vec<Param<'_>> = f.bind();
@@ -445,44 +445,4 @@ fn run_search(
     };
     let pagination = page::pagination(limit, offset, items.len(), total);
     Ok((items, pagination))
-}
-
-/// ASCII's punctuation, which PostgreSQL's text parser may read as part of a token (an HTML tag,
-/// a path, an e-mail address) where FTS5 sees words apart; and as many private-use characters,
-/// which it reads as spaces.
-const PUNCTUATION: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
-const PUNCTUATION_STANDINS: &str = "\u{E010}\u{E011}\u{E012}\u{E013}\u{E014}\u{E015}\u{E016}\u{E017}\
-    \u{E018}\u{E019}\u{E01A}\u{E01B}\u{E01C}\u{E01D}\u{E01E}\u{E01F}\u{E020}\u{E021}\u{E022}\u{E023}\
-    \u{E024}\u{E025}\u{E026}\u{E027}\u{E028}\u{E029}\u{E02A}\u{E02B}\u{E02C}\u{E02D}\u{E02E}\u{E02F}";
-
-/// PostgreSQL: `column`'s whole text with every match of the query bound as `?1` marked as
-/// FTS5's `snippet()` marks it (U+E000 before, U+E001 after), for `render_snippet`. The text
-/// reaches `ts_headline` with its punctuation standing in for spaces, so that its words are
-/// those of the search (`moss_words`) and nothing is dropped as a tag, then gets it back.
-fn marked(column: &str) -> String {
-    let punctuation = PUNCTUATION.replace('\'', "''");
-    format!(
-        "translate(ts_headline('{config}', translate({column}, '{punctuation}', \
-         '{PUNCTUATION_STANDINS}'), {q}, 'StartSel=\u{E000}, StopSel=\u{E001}, \
-         HighlightAll=true'), '{PUNCTUATION_STANDINS}', '{punctuation}')",
-        config = pg::CONFIG,
-        q = pg::query(1),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_punctuation_character_has_its_stand_in() {
-        let standins: Vec<char> = PUNCTUATION_STANDINS.chars().collect();
-        let punctuation: Vec<char> = PUNCTUATION.chars().collect();
-        assert_eq!(standins.len(), punctuation.len());
-        assert!(punctuation.iter().all(|c| c.is_ascii_punctuation()));
-        assert_eq!(
-            (0x21..0x7f_u8).filter(u8::is_ascii_punctuation).count(),
-            punctuation.len()
-        );
-    }
 }

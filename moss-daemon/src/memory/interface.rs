@@ -1,8 +1,6 @@
 //! What the memory family offers the rest of the daemon (the cross-family reads), and the only
 //! path by which they reach it.
 
-use rusqlite::Connection;
-
 use crate::db_params;
 use crate::error::Result;
 use crate::store::engine::search::{headline, matches, rank};
@@ -11,7 +9,7 @@ use crate::store::engine::{Db, DbError, Engine, Row};
 /// The memory index, which a search waits on to read its own writes.
 pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 
-/// [`search_hits_db`]'s statement on PostgreSQL: the same reads, against the table's words.
+/// [`search_hits`]'s statement on PostgreSQL: the same reads, against the table's words.
 static SEARCH_HITS_PG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
         "WITH hits AS MATERIALIZED (
@@ -31,14 +29,14 @@ static SEARCH_HITS_PG: std::sync::LazyLock<String> = std::sync::LazyLock::new(||
         rank = rank("m", 1, &[1.0, 2.0, 1.0]),
         matches_m = matches("m", 1),
         matches_nm = matches("nm", 1),
-        snippet = headline("m.content", 1, 64),
+        snippet = headline("m.content", 1),
     )
 });
 
 /// Persistent memories matching the FTS5 `query` in workspace `ws` (every workspace if
 /// `None`), best first, at most `limit`, ranked among the newest
 /// [`crate::search_text::RANKED_MATCHES`].
-pub fn search_hits_db(
+pub fn search_hits(
     db: Db<'_>,
     query: &str,
     ws: Option<&str>,
@@ -98,7 +96,7 @@ pub fn search_hits_db(
 }
 
 /// The persistent memories of workspace `ws` written last, newest first, at most `limit`.
-pub fn recent_db(
+pub fn recent(
     db: Db<'_>,
     ws: &str,
     limit: i64,
@@ -162,7 +160,7 @@ pub fn count_with_context(db: Db<'_>, ws: &str, context: &str) -> Result<i64> {
 }
 
 /// The persistent memories `near` names (found by meaning, best first), as cross-family hits.
-pub fn near_hits_db(
+pub fn near_hits(
     db: Db<'_>,
     near: &[crate::store::semantic::Near],
 ) -> Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
@@ -314,7 +312,7 @@ fn capped(n: i64, cap: i64) -> (i64, bool) {
 /// at most `limit`; with `context`, only those carrying it (normalized, as stored). Every
 /// read is bounded: a small context is read whole (`SMALL_CONTEXT` rows at most), a large
 /// one found along the workspace's newest memories, where it is common.
-pub fn list_db(
+pub fn list(
     db: Db<'_>,
     ws: &str,
     context: Option<&str>,
@@ -370,7 +368,7 @@ pub fn list_db(
 /// The contexts of workspace `ws`'s persistent memories in order, after `after`, at most
 /// `limit`, each with its count (up to [`COUNT_CAP`]). One index seek per context: no read
 /// grows with the workspace. Memories without a context are not listed.
-pub fn contexts_db(
+pub fn contexts(
     db: Db<'_>,
     ws: &str,
     after: Option<&str>,
@@ -415,7 +413,7 @@ pub fn contexts_db(
 
 /// The slots of workspace `ws`'s persistent memories in order, after `after`, at most `limit`,
 /// each with its count (up to [`SLOT_COUNT_CAP`]) and its holder. A few index seeks per slot.
-pub fn slots_db(db: Db<'_>, ws: &str, after: Option<&str>, limit: i64) -> Result<NamePage<Slot>> {
+pub fn slots(db: Db<'_>, ws: &str, after: Option<&str>, limit: i64) -> Result<NamePage<Slot>> {
     use super::{MEMORY_COLUMNS, memory_from_row};
     let holder = format!(
         "SELECT {MEMORY_COLUMNS} {}",
@@ -462,72 +460,10 @@ pub fn slots_db(db: Db<'_>, ws: &str, after: Option<&str>, limit: i64) -> Result
     })
 }
 
-// The SQLite-only forms of the reads other families make, for their code that still holds a
-// `rusqlite::Connection` (`moss::search` takes `near_hits` as a `fn(&Connection, ..)`): each
-// is its `_db` function on that connection. They go once every caller passes a `Db`.
-
-/// [`search_hits_db`] on a SQLite connection.
-pub fn search_hits(
-    conn: &Connection,
-    query: &str,
-    ws: Option<&str>,
-    limit: i64,
-) -> Result<Vec<crate::search_text::FamilyHit>> {
-    search_hits_db(Db::Sqlite(conn), query, ws, limit)
-}
-
-/// [`recent_db`] on a SQLite connection.
-pub fn recent(
-    conn: &Connection,
-    ws: &str,
-    limit: i64,
-) -> Result<Vec<(i64, moss_client::moss::ContextItem)>> {
-    recent_db(Db::Sqlite(conn), ws, limit)
-}
-
-/// [`near_hits_db`] on a SQLite connection.
-pub fn near_hits(
-    conn: &Connection,
-    near: &[crate::store::semantic::Near],
-) -> Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
-    near_hits_db(Db::Sqlite(conn), near)
-}
-
-/// [`list_db`] on a SQLite connection.
-pub fn list(
-    conn: &Connection,
-    ws: &str,
-    context: Option<&str>,
-    cursor: Option<i64>,
-    limit: i64,
-) -> Result<MemoryPage> {
-    list_db(Db::Sqlite(conn), ws, context, cursor, limit)
-}
-
-/// [`contexts_db`] on a SQLite connection.
-pub fn contexts(
-    conn: &Connection,
-    ws: &str,
-    after: Option<&str>,
-    limit: i64,
-) -> Result<NamePage<Counted>> {
-    contexts_db(Db::Sqlite(conn), ws, after, limit)
-}
-
-/// [`slots_db`] on a SQLite connection.
-pub fn slots(
-    conn: &Connection,
-    ws: &str,
-    after: Option<&str>,
-    limit: i64,
-) -> Result<NamePage<Slot>> {
-    slots_db(Db::Sqlite(conn), ws, after, limit)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rusqlite::params;
+    use rusqlite::{Connection, params};
 
     /// A database with every family's tables.
     fn db() -> Connection {
@@ -591,7 +527,7 @@ mod tests {
     fn walk(conn: &Connection, context: Option<&str>, limit: i64) -> Vec<String> {
         let (mut out, mut cursor) = (Vec::new(), None);
         loop {
-            let p = list_db(Db::Sqlite(conn), "w", context, cursor, limit).unwrap();
+            let p = list(Db::Sqlite(conn), "w", context, cursor, limit).unwrap();
             assert!(p.items.len() as i64 <= limit);
             out.extend(ids(&p));
             match p.next_cursor {
@@ -629,9 +565,9 @@ mod tests {
         let big = walk(&conn, Some("big"), 700);
         assert_eq!(big.len() as i64, n / 3);
         assert_eq!(big, want(3));
-        let first = list_db(Db::Sqlite(&conn), "w", None, None, 3).unwrap();
+        let first = list(Db::Sqlite(&conn), "w", None, None, 3).unwrap();
         assert_eq!(ids(&first), want(1)[..3]);
-        let e = list_db(Db::Sqlite(&conn), "w", Some(" / "), None, 3).unwrap_err();
+        let e = list(Db::Sqlite(&conn), "w", Some(" / "), None, 3).unwrap_err();
         assert_eq!(e.0.details["field"], "context");
     }
 
@@ -653,30 +589,30 @@ mod tests {
         put_in(&conn, s + 5, &["e.rs"], Some("temp"), 9.0, "s1");
         put_in(&conn, s + 6, &["d.rs"], Some("rules"), 9.0, "s1");
 
-        let p = contexts_db(Db::Sqlite(&conn), "w", None, 2).unwrap();
+        let p = contexts(Db::Sqlite(&conn), "w", None, 2).unwrap();
         let got: Vec<(&str, i64, bool)> = p
             .items
             .iter()
             .map(|c| (c.name.as_str(), c.count, c.more))
             .collect();
         assert_eq!(got, [("a.rs", COUNT_CAP, true), ("b.rs", 1, false)]);
-        let p = contexts_db(Db::Sqlite(&conn), "w", p.next_after.as_deref(), 2).unwrap();
+        let p = contexts(Db::Sqlite(&conn), "w", p.next_after.as_deref(), 2).unwrap();
         let names: Vec<&str> = p.items.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["c.rs", "d.rs"]);
-        let p = contexts_db(Db::Sqlite(&conn), "w", p.next_after.as_deref(), 2).unwrap();
+        let p = contexts(Db::Sqlite(&conn), "w", p.next_after.as_deref(), 2).unwrap();
         let names: Vec<&str> = p.items.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["z.rs"]);
         assert!(p.next_after.is_none(), "{p:?}");
 
-        let p = slots_db(Db::Sqlite(&conn), "w", None, 1).unwrap();
+        let p = slots(Db::Sqlite(&conn), "w", None, 1).unwrap();
         assert_eq!(p.items.len(), 1);
         let rules = &p.items[0];
         assert_eq!((rules.slot.name.as_str(), rules.slot.count), ("rules", 3));
         // The heaviest holds it; of two as heavy, the newest stored.
         assert_eq!(rules.holder.id, format!("mem_{}", s + 3));
-        let p = slots_db(Db::Sqlite(&conn), "w", p.next_after.as_deref(), 1).unwrap();
+        let p = slots(Db::Sqlite(&conn), "w", p.next_after.as_deref(), 1).unwrap();
         assert_eq!(p.items[0].slot.name, "style");
-        let p = slots_db(Db::Sqlite(&conn), "w", p.next_after.as_deref(), 1).unwrap();
+        let p = slots(Db::Sqlite(&conn), "w", p.next_after.as_deref(), 1).unwrap();
         let zz = &p.items[0].slot;
         assert_eq!(
             (zz.name.as_str(), zz.count, zz.more),
@@ -748,19 +684,19 @@ mod tests {
             )
             .unwrap();
         }
-        let hits = search_hits_db(db, "staging", Some("w"), 10).unwrap();
+        let hits = search_hits(db, "staging", Some("w"), 10).unwrap();
         let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(ids.len(), 2, "not the session's: {ids:?}");
         assert!(hits[0].snippet.contains("<b>staging</b>"), "{hits:?}");
-        assert!(search_hits_db(db, "staging", None, 10).unwrap().len() == 2);
-        let page = list_db(db, "w", Some("ops"), None, 1).unwrap();
+        assert!(search_hits(db, "staging", None, 10).unwrap().len() == 2);
+        let page = list(db, "w", Some("ops"), None, 1).unwrap();
         assert_eq!(ids_of(&page), ["mem_2"]);
-        let page = list_db(db, "w", Some("ops"), page.next_cursor, 5).unwrap();
+        let page = list(db, "w", Some("ops"), page.next_cursor, 5).unwrap();
         assert_eq!(ids_of(&page), ["mem_1"]);
-        let c = contexts_db(db, "w", None, 10).unwrap();
+        let c = contexts(db, "w", None, 10).unwrap();
         let names: Vec<(&str, i64)> = c.items.iter().map(|c| (c.name.as_str(), c.count)).collect();
         assert_eq!(names, [("ops", 2), ("style", 1)]);
-        let slots = slots_db(db, "w", None, 10).unwrap();
+        let slots = slots(db, "w", None, 10).unwrap();
         assert_eq!(slots.items.len(), 1);
         assert_eq!(
             (slots.items[0].slot.count, slots.items[0].holder.id.as_str()),

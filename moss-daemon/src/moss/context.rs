@@ -105,7 +105,7 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
         .run_db(move |db| match asked {
             Some(t) => {
                 let (_, id) = reasoning::refs::target_id("task", &t)?;
-                if !tasks::exists_db(db, &w, &id)? {
+                if !tasks::exists(db, &w, &id)? {
                     return Err(Error::not_found(format!(
                         "no plan or task {id} in workspace {w:?}"
                     ))
@@ -116,7 +116,7 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
                 }
                 Ok(Some(id))
             }
-            None => tasks::focus_db(db, &w),
+            None => tasks::focus(db, &w),
         })
         .await?;
     let mut resp = ContextResponse {
@@ -185,7 +185,7 @@ pub async fn context(app: &App, req: ContextRequest) -> Result<ContextResponse> 
         };
         let decisions = reasoning::latest_cards(db, &w, t, "decision", PER_SECTION)?;
         let open_tasks = if t.is_none() {
-            tasks::recent_db(db, &w, 10, true)?
+            tasks::recent(db, &w, 10, true)?
         } else {
             Vec::new()
         };

@@ -128,8 +128,8 @@ pub fn changes<'c>(
     let mut all = Vec::new();
     all.extend(capsules::handoffs(db, ws, None, per_family, false)?);
     all.extend(reasoning::recent(db, ws, per_family)?);
-    all.extend(tasks::recent_db(db, ws, per_family, false)?);
-    all.extend(memories::recent_db(db, ws, per_family)?);
+    all.extend(tasks::recent(db, ws, per_family, false)?);
+    all.extend(memories::recent(db, ws, per_family)?);
     all.sort_by_key(|c| std::cmp::Reverse(c.0));
     Ok(all
         .into_iter()

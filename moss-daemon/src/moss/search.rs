@@ -224,7 +224,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
         // answer found by meaning.
         let every_word = mode == SearchMode::Hybrid;
         let words = keyword.then_some(move |db: Db<'_>| {
-            tasks::search_hits_db(db, &words, w.as_deref(), depth.max(DEPTH), every_word)
+            tasks::search_hits(db, &words, w.as_deref(), depth.max(DEPTH), every_word)
         });
         let sources = (&tasks::SEARCH_SOURCE, &tasks::EMBED_SOURCE);
         family_hits(
@@ -233,7 +233,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             words,
             vector(),
             &spaces,
-            |db, near| tasks::near_hits_db(db, near),
+            tasks::near_hits,
             depth,
         )
         .await
@@ -243,9 +243,8 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             return Ok(None);
         }
         let (q, w) = (query.clone(), ws.clone());
-        let words = keyword.then_some(move |db: Db<'_>| {
-            memories::search_hits_db(db, &q, w.as_deref(), words_depth)
-        });
+        let words = keyword
+            .then_some(move |db: Db<'_>| memories::search_hits(db, &q, w.as_deref(), words_depth));
         let sources = (&memories::SEARCH_SOURCE, &memories::EMBED_SOURCE);
         family_hits(
             app,
@@ -253,7 +252,7 @@ pub async fn search(app: &App, req: SearchRequest) -> Result<SearchResponse> {
             words,
             vector(),
             &spaces,
-            |db, near| memories::near_hits_db(db, near),
+            memories::near_hits,
             depth,
         )
         .await

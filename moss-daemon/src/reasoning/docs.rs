@@ -476,7 +476,7 @@ impl Reasoning {
         read.run_db(&self.store, move |db, ws| {
             let r = refs::resolve_target(db, &ws, &req.target)?;
             let (_, id) = refs::target_id("target", &req.target)?;
-            let target = crate::tasks::interface::load_item_db(db, &ws, &id)?
+            let target = crate::tasks::interface::load_item(db, &ws, &id)?
                 .map(|item| serde_json::to_value(item).expect("items serialize"))
                 .unwrap_or(Value::Null);
             let sources = refs::sources(db, &ws, "target", &r.branch)?;

@@ -43,11 +43,11 @@ pub(crate) fn snippet_pg() -> (String, String) {
         format!(
             "CASE WHEN strpos(c.h, chr(57344)) > 0 THEN c.h
                ELSE {} END",
-            headline("coalesce(e.title, '')", 1, 64)
+            headline("coalesce(e.title, '')", 1)
         ),
         format!(
             "CROSS JOIN LATERAL (SELECT {} AS h) AS c",
-            headline("coalesce(e.content, '')", 1, 64)
+            headline("coalesce(e.content, '')", 1)
         ),
     )
 }

@@ -82,7 +82,7 @@ pub fn reasoning_ref(kind: &str, id: &str) -> ReasoningRef {
 /// Resolves `target` to its `reasoning_ref`; the plan or task must exist.
 pub fn resolve_target(db: Db<'_>, ws: &str, target: &str) -> Result<ReasoningRef> {
     let (kind, id) = target_id("target", target)?;
-    if !crate::tasks::interface::exists_db(db, ws, &id)? {
+    if !crate::tasks::interface::exists(db, ws, &id)? {
         return Err(suggest(
             Error::not_found(format!("no {kind} {id} in workspace {ws:?}"))
                 .with_details(json!({ "field": "target", "target": id })),

@@ -4,7 +4,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use r2d2_sqlite::SqliteConnectionManager;
-use rusqlite::{Connection, OpenFlags};
+#[cfg(test)]
+use rusqlite::Connection;
+use rusqlite::OpenFlags;
 
 use super::engine::Db;
 use super::engine::postgres::Manager;
@@ -134,10 +136,8 @@ impl ReadPool {
         .map_err(|e| Error::internal("reading", e))?
     }
 
-    /// Runs `f` on a SQLite read connection on the blocking thread pool, for the code that
-    /// speaks SQLite's own API rather than [`ReadPool::run_db`]; it runs only on a SQLite
-    /// store (the daemon offers PostgreSQL only for families whose every read goes through
-    /// `run_db`).
+    /// Runs `f` on a SQLite read connection, for tests of SQLite's own behaviour.
+    #[cfg(test)]
     pub async fn run<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,

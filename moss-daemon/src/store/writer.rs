@@ -20,6 +20,7 @@
 //! the sequence's high mark. Waiters on one source are not woken by changes to another.
 
 use std::cell::Cell;
+#[cfg(test)]
 use std::ops::Deref;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -253,7 +254,7 @@ type Reply = Box<dyn FnOnce(Result<()>) + Send>;
 type Job = Box<dyn FnOnce(std::result::Result<&WriteCtx, Error>) -> (Option<Error>, Reply) + Send>;
 
 /// What a writer job works with: the writer's connection ([`WriteCtx::db`], whatever the
-/// engine; on SQLite also the connection itself, through `Deref` or [`WriteCtx::conn`]) and the
+/// engine) and the
 /// database's sequence.
 pub struct WriteCtx<'a> {
     db: Db<'a>,
@@ -289,9 +290,8 @@ impl WriteCtx<'_> {
         self.db
     }
 
-    /// The writer's SQLite connection, inside the job's savepoint, for the code that speaks
-    /// SQLite's own API rather than [`WriteCtx::db`]. Such code runs only on a SQLite store:
-    /// the daemon offers PostgreSQL only for families whose every write goes through `db`.
+    /// The writer's SQLite connection, for tests of SQLite's own behaviour.
+    #[cfg(test)]
     pub fn conn(&self) -> &Connection {
         match self.db {
             Db::Sqlite(conn) => conn,
@@ -319,6 +319,7 @@ impl WriteCtx<'_> {
     }
 }
 
+#[cfg(test)]
 impl Deref for WriteCtx<'_> {
     type Target = Connection;
 

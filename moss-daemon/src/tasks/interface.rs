@@ -2,10 +2,8 @@
 //! reasoning family (see `reasoning::interface`) reads plans and tasks only through these
 //! functions, never through the `task_*` tables.
 
-use rusqlite::Connection;
-
 pub use super::event_id;
-pub use super::load_item as load_item_db;
+pub use super::load_item;
 pub use super::search_source::{EMBED_SOURCE, SEARCH_SOURCE};
 
 use crate::db_params;
@@ -15,7 +13,7 @@ use crate::store::engine::{Db, Engine};
 
 /// A task's steps in tree order (depth first), each with its positional path (`s:0.s:1`); the
 /// tree's depth shows in the path.
-pub fn steps_db(db: Db<'_>, ws: &str, task: &str) -> Result<Vec<moss_client::tasks::Step>> {
+pub fn steps(db: Db<'_>, ws: &str, task: &str) -> Result<Vec<moss_client::tasks::Step>> {
     Ok(super::items::load_steps(db, ws, task)?
         .into_iter()
         .map(|r| r.step)
@@ -23,7 +21,7 @@ pub fn steps_db(db: Db<'_>, ws: &str, task: &str) -> Result<Vec<moss_client::tas
 }
 
 /// Whether the plan or task `id` exists in workspace `ws`.
-pub fn exists_db(db: Db<'_>, ws: &str, id: &str) -> Result<bool> {
+pub fn exists(db: Db<'_>, ws: &str, id: &str) -> Result<bool> {
     Ok(db
         .query_opt(
             "SELECT 1 FROM task_items WHERE workspace = ?1 AND id = ?2",
@@ -42,7 +40,7 @@ pub fn last_event(db: Db<'_>, ws: &str) -> Result<Option<(i64, i64)>> {
     )?)
 }
 
-/// [`search_hits_db`]'s candidates on PostgreSQL, against the words `task_texts` carries.
+/// [`search_hits`]'s candidates on PostgreSQL, against the words `task_texts` carries.
 static SEARCH_PG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
         "SELECT t.workspace, t.item, t.step
@@ -65,7 +63,7 @@ static SEARCH_PG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 /// newest; at most `limit`. Candidates come from the family's full-text index ([`SEARCH_SOURCE`],
 /// titles weighing double; best first, at most [`CANDIDATES`], ranked among the newest
 /// [`crate::search_text::RANKED_MATCHES`] matches), and are scored on their text.
-pub fn search_hits_db(
+pub fn search_hits(
     db: Db<'_>,
     words: &[String],
     ws: Option<&str>,
@@ -208,7 +206,7 @@ pub fn search_hits_db(
 /// The plans, tasks and steps of `near` (the embedding index's documents, best first) that
 /// still exist, as hits, each with its match: a plan's or task's snippet is the passage of its
 /// description that matched (its title when that is all it has), a step's its title.
-pub fn near_hits_db(
+pub fn near_hits(
     db: Db<'_>,
     near: &[crate::store::semantic::Near],
 ) -> Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
@@ -257,7 +255,7 @@ pub fn near_hits_db(
 pub const CANDIDATES: i64 = 500;
 
 /// The workspace's focused plan or task, if any.
-pub fn focus_db(db: Db<'_>, ws: &str) -> Result<Option<String>> {
+pub fn focus(db: Db<'_>, ws: &str) -> Result<Option<String>> {
     Ok(db.query_opt(
         "SELECT task FROM task_focus WHERE workspace = ?1",
         db_params![ws],
@@ -267,7 +265,7 @@ pub fn focus_db(db: Db<'_>, ws: &str) -> Result<Option<String>> {
 
 /// The plans and tasks of workspace `ws` changed last, newest first, at most `limit`; only
 /// the open ones (a step left, or no steps) when `open_only`.
-pub fn recent_db(
+pub fn recent(
     db: Db<'_>,
     ws: &str,
     limit: i64,
@@ -312,63 +310,6 @@ pub fn recent_db(
     Ok(out)
 }
 
-// The SQLite-only forms of the reads other families make, for their code that still holds a
-// `rusqlite::Connection` (`moss::search` takes `near_hits` as a `fn(&Connection, ..)`): each
-// is its `_db` function on that connection. They go once every caller passes a `Db`.
-
-/// [`steps_db`] on a SQLite connection.
-pub fn steps(conn: &Connection, ws: &str, task: &str) -> Result<Vec<moss_client::tasks::Step>> {
-    steps_db(Db::Sqlite(conn), ws, task)
-}
-
-/// [`exists_db`] on a SQLite connection.
-pub fn exists(conn: &Connection, ws: &str, id: &str) -> Result<bool> {
-    exists_db(Db::Sqlite(conn), ws, id)
-}
-
-/// [`load_item_db`] on a SQLite connection.
-pub fn load_item(
-    conn: &Connection,
-    ws: &str,
-    id: &str,
-) -> Result<Option<moss_client::tasks::TaskItem>> {
-    load_item_db(Db::Sqlite(conn), ws, id)
-}
-
-/// [`search_hits_db`] on a SQLite connection.
-pub fn search_hits(
-    conn: &Connection,
-    words: &[String],
-    ws: Option<&str>,
-    limit: i64,
-    every_word: bool,
-) -> Result<Vec<crate::search_text::FamilyHit>> {
-    search_hits_db(Db::Sqlite(conn), words, ws, limit, every_word)
-}
-
-/// [`near_hits_db`] on a SQLite connection.
-pub fn near_hits(
-    conn: &Connection,
-    near: &[crate::store::semantic::Near],
-) -> Result<Vec<(crate::search_text::FamilyHit, crate::store::semantic::Near)>> {
-    near_hits_db(Db::Sqlite(conn), near)
-}
-
-/// [`focus_db`] on a SQLite connection.
-pub fn focus(conn: &Connection, ws: &str) -> Result<Option<String>> {
-    focus_db(Db::Sqlite(conn), ws)
-}
-
-/// [`recent_db`] on a SQLite connection.
-pub fn recent(
-    conn: &Connection,
-    ws: &str,
-    limit: i64,
-    open_only: bool,
-) -> Result<Vec<(i64, moss_client::moss::ContextItem)>> {
-    recent_db(Db::Sqlite(conn), ws, limit, open_only)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,7 +340,7 @@ mod tests {
              VALUES ('w', 'TASK-002', 's1', 0, 'Rotation script', '[]', '[]', '[]', 1);",
         )
         .unwrap();
-        let hits = search_hits_db(db, &["rotat".to_string()], Some("w"), 10, false).unwrap();
+        let hits = search_hits(db, &["rotat".to_string()], Some("w"), 10, false).unwrap();
         let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(ids.len(), 3, "{ids:?}");
         assert!(
@@ -408,9 +349,9 @@ mod tests {
         );
         assert_eq!(ids[2], "TASK-002", "a title match counts double");
         let words = ["rotate".to_string(), "refresh_token".to_string()];
-        let every = search_hits_db(db, &words, None, 10, true).unwrap();
+        let every = search_hits(db, &words, None, 10, true).unwrap();
         assert_eq!(every.len(), 1, "{every:?}");
-        let recent = recent_db(db, "w", 10, true).unwrap();
+        let recent = recent(db, "w", 10, true).unwrap();
         let ids: Vec<&str> = recent.iter().map(|(_, i)| i.id.as_str()).collect();
         assert_eq!(ids, ["TASK-001"], "TASK-002's one step is done");
     }

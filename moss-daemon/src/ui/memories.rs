@@ -99,7 +99,7 @@ pub async fn memories(
             let list = if skip_list {
                 None
             } else {
-                Some(interface::list_db(
+                Some(interface::list(
                     db,
                     &norm,
                     list_ctx.as_deref(),
@@ -107,8 +107,8 @@ pub async fn memories(
                     PAGE,
                 )?)
             };
-            let contexts = interface::contexts_db(db, &norm, contexts_after.as_deref(), NAMES)?;
-            let slots = interface::slots_db(db, &norm, slots_after.as_deref(), NAMES)?;
+            let contexts = interface::contexts(db, &norm, contexts_after.as_deref(), NAMES)?;
+            let slots = interface::slots(db, &norm, slots_after.as_deref(), NAMES)?;
             Ok((list, contexts, slots))
         })
         .await;

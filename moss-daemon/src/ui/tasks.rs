@@ -93,7 +93,7 @@ pub async fn task(
     let steps = match app
         .store
         .readers
-        .run_db(move |db| crate::tasks::interface::steps_db(db, &ws_norm, &task_id))
+        .run_db(move |db| crate::tasks::interface::steps(db, &ws_norm, &task_id))
         .await
     {
         Ok(s) => s,

@@ -506,14 +506,6 @@ pub enum Db<'c> {
     Postgres(&'c postgres::PgConn),
 }
 
-impl<'c> From<&'c rusqlite::Connection> for Db<'c> {
-    /// A SQLite connection as a [`Db`], for callers not yet moved to [`Db`] (functions taking
-    /// `impl Into<Db>` accept both).
-    fn from(conn: &'c rusqlite::Connection) -> Self {
-        Db::Sqlite(conn)
-    }
-}
-
 impl Db<'_> {
     pub fn engine(&self) -> Engine {
         match self {

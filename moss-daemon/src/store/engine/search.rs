@@ -108,16 +108,42 @@ pub fn rank(alias: &str, param: usize, weights: &[f64]) -> String {
     )
 }
 
-/// A snippet of `text` (an SQL expression) for the query bound as `?{param}`, marked as FTS5's
-/// `snippet()` marks it (U+E000 before a match, U+E001 after), about `tokens` words long, for
-/// [`crate::search_text::render_snippet`].
-pub fn headline(text: &str, param: usize, tokens: usize) -> String {
-    let max = tokens.max(2);
-    let min = (max / 2).max(1);
+/// ASCII punctuation, and the private-use characters that stand in for it while
+/// `ts_headline` reads a text (see [`headline`]).
+const PUNCTUATION: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+const PUNCTUATION_STANDINS: &str = "\u{E010}\u{E011}\u{E012}\u{E013}\u{E014}\u{E015}\u{E016}\u{E017}\
+    \u{E018}\u{E019}\u{E01A}\u{E01B}\u{E01C}\u{E01D}\u{E01E}\u{E01F}\u{E020}\u{E021}\u{E022}\u{E023}\
+    \u{E024}\u{E025}\u{E026}\u{E027}\u{E028}\u{E029}\u{E02A}\u{E02B}\u{E02C}\u{E02D}\u{E02E}\u{E02F}";
+
+/// The whole text of `text` (an SQL expression) with every match of the query bound as
+/// `?{param}` marked as FTS5's `snippet()` marks it (U+E000 before, U+E001 after), for
+/// [`crate::search_text::render_snippet`], which cuts the window around the first match.
+/// The text reaches `ts_headline` with its punctuation standing in for spaces, so that its
+/// words are those of the search (`moss_words`) and nothing is read as markup and dropped
+/// (`<script>` stays), then gets it back.
+pub fn headline(text: &str, param: usize) -> String {
+    let punctuation = PUNCTUATION.replace('\'', "''");
     format!(
-        "ts_headline('{CONFIG}', {text}, {}, \
-         'StartSel=\u{E000}, StopSel=\u{E001}, MaxWords={max}, MinWords={min}, ShortWord=0, \
-          HighlightAll=false, MaxFragments=0')",
-        query(param)
+        "translate(ts_headline('{CONFIG}', translate({text}, '{punctuation}', \
+         '{PUNCTUATION_STANDINS}'), {q}, 'StartSel=\u{E000}, StopSel=\u{E001}, \
+         HighlightAll=true'), '{PUNCTUATION_STANDINS}', '{punctuation}')",
+        q = query(param),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_punctuation_character_has_its_stand_in() {
+        let standins: Vec<char> = PUNCTUATION_STANDINS.chars().collect();
+        let punctuation: Vec<char> = PUNCTUATION.chars().collect();
+        assert_eq!(standins.len(), punctuation.len());
+        assert!(punctuation.iter().all(|c| c.is_ascii_punctuation()));
+        assert_eq!(
+            (0x21..0x7f_u8).filter(u8::is_ascii_punctuation).count(),
+            punctuation.len()
+        );
+    }
 }

@@ -435,9 +435,9 @@ async fn storing_known_knowledge_again_makes_it_recent() {
     let old = moss_daemon::store::now() - 60 * 86_400;
     db.writer
         .run(move |ctx| {
-            ctx.execute(
+            ctx.db().execute(
                 "UPDATE memories SET created_at = ?1, updated_at = ?1",
-                [old],
+                moss_daemon::db_params![old],
             )?;
             Ok(())
         })
@@ -473,10 +473,10 @@ async fn storing_known_knowledge_again_makes_it_recent() {
             let readers = &db.readers;
             async move {
                 let row: (Option<i64>, i64) = readers
-                    .run(move |conn| {
-                        Ok(conn.query_row(
+                    .run_db(move |db| {
+                        Ok(db.query_one(
                             "SELECT recalled_at, updated_at FROM memories WHERE id = ?1",
-                            [&id],
+                            moss_daemon::db_params![&id],
                             |r| Ok((r.get(0)?, r.get(1)?)),
                         )?)
                     })

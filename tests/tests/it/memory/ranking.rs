@@ -105,9 +105,9 @@ async fn moss_ranking_beats_bm25_and_weight_then_recency_on_the_fixture() {
         .writer
         .run(move |ctx| {
             for (id, at) in &ages {
-                ctx.execute(
+                ctx.db().execute(
                     "UPDATE memories SET created_at = ?2, updated_at = ?2 WHERE id = ?1",
-                    (id.as_str(), *at),
+                    moss_daemon::db_params![id.as_str(), *at],
                 )?;
             }
             Ok(())
@@ -278,7 +278,7 @@ async fn a_word_in_more_memories_than_the_cap_is_ranked_among_the_newest() {
         .run_db(move |db| {
             let recalled = rank::recall(db, &query, rank::word_matches(db, &query)?, now)?;
             let searched =
-                moss_daemon::memory::interface::search_hits_db(db, "zebra", Some("w"), 100)?;
+                moss_daemon::memory::interface::search_hits(db, "zebra", Some("w"), 100)?;
             Ok((recalled, searched))
         })
         .await
@@ -293,7 +293,7 @@ async fn a_word_in_more_memories_than_the_cap_is_ranked_among_the_newest() {
     // A word only the oldest holds still finds it.
     let hits = store
         .readers
-        .run(|conn| moss_daemon::memory::interface::search_hits(conn, "okapi", Some("w"), 10))
+        .run_db(|db| moss_daemon::memory::interface::search_hits(db, "okapi", Some("w"), 10))
         .await
         .unwrap();
     assert_eq!(hits.len(), 1);
