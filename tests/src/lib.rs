@@ -136,7 +136,8 @@ pub fn on_postgres() -> bool {
 /// `database` naming a schema of its own on the server `MOSS_TEST_POSTGRES` (kept in the home's
 /// `config.json`, so a daemon restarted on the home finds its store again).
 async fn on_test_engine(home: &Path, config: Option<Value>) -> Option<Value> {
-    if !on_postgres() {
+    // A test that names its own store (a SQLite file, say) keeps it.
+    if !on_postgres() || config.as_ref().is_some_and(|c| c.get("database").is_some()) {
         return config;
     }
     let existing = std::fs::read_to_string(home.join("config.json"))

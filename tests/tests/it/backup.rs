@@ -181,6 +181,26 @@ async fn a_backup_restored_brings_back_every_family_as_it_was() {
     assert_ne!(changed, before);
     assert_eq!(changed["tasks"], true);
 
+    if moss_tests::on_postgres() {
+        // A PostgreSQL store is never replaced by a file: the message says how to bring a
+        // backup's contents there. The backup itself is a SQLite store a daemon serves as it is.
+        let err = restore_home(
+            &MossHome::at(d.home_path()),
+            path.as_ref(),
+            moss_daemon::schema::version(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("moss migrate --to postgres://"),
+            "{err}"
+        );
+        let home = d.stop_keeping_home().await;
+        let config = json!({"database": format!("sqlite:{path}")});
+        let d = TestDaemon::start_in(home, Some(config)).await;
+        assert_eq!(state(&d).await, before);
+        d.stop().await;
+        return;
+    }
     // Refused while a daemon serves the store.
     let err = restore_home(
         &MossHome::at(d.home_path()),
