@@ -178,16 +178,6 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     for w in &config.warnings {
         tracing::warn!("config: {w}");
     }
-    if matches!(config.database, Database::Postgres { .. })
-        && std::env::var("MOSS_POSTGRES_PREVIEW").as_deref() != Ok("1")
-    {
-        bail!(
-            "database: serving a PostgreSQL store is a preview in this mossd (the families' \
-             searches and recall still speak SQLite's full-text dialect); set \
-             MOSS_POSTGRES_PREVIEW=1 to run it anyway. `moss migrate --to postgres://…` already \
-             copies a store into PostgreSQL, and back with --to sqlite:PATH"
-        );
-    }
     // A SQLite file has one daemon, which its lock file names; a PostgreSQL database has as
     // many as it serves, and arbitrates between them itself.
     let mut lock = match &config.database {

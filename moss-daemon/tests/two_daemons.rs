@@ -58,7 +58,6 @@ fn start(home: &std::path::Path, database: &str) -> Mossd {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mossd"))
         .args(["--addr", "127.0.0.1:0"])
         .env("MOSS_HOME", home)
-        .env("MOSS_POSTGRES_PREVIEW", "1")
         .env_remove("MOSS_ADDR")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
