@@ -63,4 +63,4 @@ pub mod tokens;
 pub mod ui;
 
 pub use home::MossHome;
-pub use server::{DaemonOptions, RunningDaemon, start};
+pub use server::{DaemonOptions, RunningDaemon, restore_home, start};

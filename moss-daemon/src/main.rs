@@ -69,11 +69,7 @@ fn run() -> anyhow::Result<()> {
         let home = MossHome::from_env()?;
         println!(
             "{}",
-            moss_daemon::store::backup::restore_home(
-                &home,
-                backup,
-                moss_daemon::schema::version()
-            )?
+            moss_daemon::restore_home(&home, backup, moss_daemon::schema::version())?
         );
         return Ok(());
     }

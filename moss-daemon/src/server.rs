@@ -4,7 +4,7 @@
 //! never poll for readiness.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -28,6 +28,7 @@ use crate::progress::ProgressRegistry;
 use crate::reasoning::Reasoning;
 use crate::shutdown::Shutdown;
 use crate::store::Store;
+use crate::store::backup::restore_into;
 use crate::tasks::Tasks;
 
 /// How long in-flight requests may take to finish once shutdown starts.
@@ -59,6 +60,31 @@ impl DaemonOptions {
             database: None,
             database_read: None,
         }
+    }
+}
+
+/// `mossd --restore-backup PATH`: puts the backup in place of the SQLite store the home's
+/// config names (its lock held: refused while a daemon serves it), and says what it did and how
+/// to undo it. A PostgreSQL store is refused: several daemons may serve it, and the message
+/// says how to copy the backup's contents there.
+pub fn restore_home(home: &MossHome, backup: &Path, latest: u32) -> anyhow::Result<String> {
+    let config = Config::load(&home.dir, &home.dir)?;
+    let backup = std::path::absolute(backup).unwrap_or_else(|_| backup.to_path_buf());
+    match config.database {
+        Database::Home => restore_into(&home.db_path(), &home.lock_path(), &backup, latest),
+        Database::Sqlite(path) => {
+            let mut lock = path.as_os_str().to_owned();
+            lock.push(".lock");
+            restore_into(&path, Path::new(&lock), &backup, latest)
+        }
+        Database::Postgres { url, .. } => bail!(
+            "this home's store is the PostgreSQL database {}, which several daemons may serve: \
+             a backup is not put in its place. To bring the backup's contents there, serve the \
+             backup (mossd --database sqlite:{}) and copy it into an empty database or schema \
+             with moss migrate --to postgres://…",
+            crate::store::engine::postgres::redact(&url),
+            backup.display()
+        ),
     }
 }
 

@@ -236,30 +236,18 @@ pub fn restore(db: &Path, backup: &Path, stamp: &str, latest: u32) -> Result<Res
     })
 }
 
-/// `mossd --restore-backup PATH`: takes the database's lock (refused while a daemon serves it),
-/// restores, and says what it did and how to undo it.
-pub fn restore_home(home: &crate::MossHome, backup: &Path, latest: u32) -> anyhow::Result<String> {
-    use crate::config::{Config, Database};
-    // The store the home's config names (only the home's config.json can name it).
-    let config = Config::load(&home.dir, &home.dir).map_err(|e| anyhow::anyhow!("{e}"))?;
+/// Puts the backup at `backup` in place of the SQLite store `db` (its lock file `lock` held
+/// meanwhile, so never under a running daemon); see `crate::server::restore_home`, which finds
+/// them in a home.
+pub fn restore_into(
+    db: &Path,
+    lock_path: &Path,
+    backup: &Path,
+    latest: u32,
+) -> anyhow::Result<String> {
     let backup = std::path::absolute(backup).unwrap_or_else(|_| backup.to_path_buf());
-    let (db, lock_path) = match config.database {
-        Database::Home => (home.db_path(), home.lock_path()),
-        Database::Sqlite(path) => {
-            let mut lock = path.as_os_str().to_owned();
-            lock.push(".lock");
-            (path, lock.into())
-        }
-        Database::Postgres { url, .. } => anyhow::bail!(
-            "this home's store is the PostgreSQL database {}, which several daemons may serve: \
-             a backup is not put in its place. To bring the backup's contents there, serve the \
-             backup (mossd --database sqlite:{}) and copy it into an empty database or schema \
-             with moss migrate --to postgres://…",
-            crate::store::engine::postgres::redact(&url),
-            backup.display()
-        ),
-    };
-    let mut lock = crate::home::DbLock::acquire(&lock_path)?;
+    let db = db.to_path_buf();
+    let mut lock = crate::home::DbLock::acquire(lock_path)?;
     lock.describe_holder(&format!("restoring a backup, pid {}", std::process::id()))?;
     let stamp = chrono::Utc::now().format("%Y-%m-%dT%H%M%S").to_string();
     let r = restore(&db, &backup, &stamp, latest).map_err(|e| anyhow::anyhow!(e.0.message))?;

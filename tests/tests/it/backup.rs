@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use moss_daemon::MossHome;
-use moss_daemon::store::backup::restore_home;
+use moss_daemon::restore_home;
 use moss_tests::{TestDaemon, capsule_text};
 use serde_json::{Value, json};
 
