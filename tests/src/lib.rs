@@ -146,23 +146,11 @@ async fn on_test_engine(home: &Path, config: Option<Value>) -> Option<Value> {
         .and_then(|c| c.get("database").cloned());
     let database = match existing {
         Some(db) => db,
-        None => {
-            let url = std::env::var("MOSS_TEST_POSTGRES")
-                .expect("MOSS_TEST_ENGINE=postgres needs MOSS_TEST_POSTGRES (a server's URL)");
-            tokio::task::spawn_blocking(move || {
-                use moss_daemon::store::engine::{Db, postgres};
-                let schema = format!("it_{}", unique_suffix());
-                let conn = postgres::PgConn::connect(&postgres::config(&url).unwrap())
-                    .expect("the test server answers");
-                Db::Postgres(&conn)
-                    .batch(&format!("CREATE SCHEMA {schema}"))
-                    .unwrap();
-                let sep = if url.contains('?') { '&' } else { '?' };
-                json!(format!("{url}{sep}options=-c%20search_path%3D{schema}"))
-            })
-            .await
-            .unwrap()
-        }
+        None => json!(
+            postgres_schema()
+                .await
+                .expect("MOSS_TEST_ENGINE=postgres needs MOSS_TEST_POSTGRES (a server's URL)")
+        ),
     };
     // Without a config of its own, a restarted daemon keeps the one its home holds.
     let mut config = config.unwrap_or_else(|| {
@@ -173,6 +161,28 @@ async fn on_test_engine(home: &Path, config: Option<Value>) -> Option<Value> {
     });
     config["database"] = database;
     Some(config)
+}
+
+/// A new, empty schema on the server `MOSS_TEST_POSTGRES` names, as a `database` URL (the
+/// schema in its options); `None` without a server.
+pub async fn postgres_schema() -> Option<String> {
+    let url = std::env::var("MOSS_TEST_POSTGRES")
+        .ok()
+        .filter(|u| !u.is_empty())?;
+    let made = tokio::task::spawn_blocking(move || {
+        use moss_daemon::store::engine::{Db, postgres};
+        let schema = format!("it_{}", unique_suffix());
+        let conn = postgres::PgConn::connect(&postgres::config(&url).unwrap())
+            .expect("the test server answers");
+        Db::Postgres(&conn)
+            .batch(&format!("CREATE SCHEMA {schema}"))
+            .unwrap();
+        let sep = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{sep}options=-c%20search_path%3D{schema}")
+    })
+    .await
+    .unwrap();
+    Some(made)
 }
 
 /// A suffix no other daemon of this run (or an earlier one) has: time and a counter.

@@ -16,7 +16,7 @@ async fn ok(d: &TestDaemon, method: &str, path: &str, body: Value) -> Value {
 }
 
 /// What each family holds, read the same way before and after.
-async fn state(d: &TestDaemon) -> Value {
+pub(crate) async fn state(d: &TestDaemon) -> Value {
     let (_, keep) = d
         .call("GET", "/capsules/by-name?workspace=b&name=keep", None)
         .await;
@@ -70,43 +70,50 @@ async fn state(d: &TestDaemon) -> Value {
     })
 }
 
-#[tokio::test]
-async fn a_backup_restored_brings_back_every_family_as_it_was() {
-    let d = TestDaemon::start().await;
+/// A capsule, a note, a card, a plan with a task and a memory in workspace `b`: every family.
+/// Returns the capsule's id.
+pub(crate) async fn seed(d: &TestDaemon) -> String {
     let keep = store(
-        &d,
+        d,
         json!({"workspace": "b", "name": "keep", "capsule_text": capsule_text("backed marker")}),
     )
     .await;
     ok(
-        &d,
+        d,
         "POST",
         "/reasoning/notes/commit",
         json!({"workspace": "b", "branch": "main", "doc": "notes", "content": "before"}),
     )
     .await;
     ok(
-        &d,
+        d,
         "POST",
         "/tasks/create",
         json!({"workspace": "b", "title": "Plan"}),
     )
     .await;
     ok(
-        &d,
+        d,
         "POST",
         "/tasks/create",
         json!({"workspace": "b", "title": "Task", "parent": "PLAN-001"}),
     )
     .await;
-    ok(&d, "POST", "/reasoning/think/card", json!({"workspace": "b", "target": "TASK-001", "card": {"id": "h1", "type": "hypothesis", "title": "backed card"}})).await;
+    ok(d, "POST", "/reasoning/think/card", json!({"workspace": "b", "target": "TASK-001", "card": {"id": "h1", "type": "hypothesis", "title": "backed card"}})).await;
     ok(
-        &d,
+        d,
         "POST",
         "/memories",
         json!({"workspace": "b", "content": "tabs, not spaces", "slot": "prefs"}),
     )
     .await;
+    keep
+}
+
+#[tokio::test]
+async fn a_backup_restored_brings_back_every_family_as_it_was() {
+    let d = TestDaemon::start().await;
+    let keep = seed(&d).await;
     let before = state(&d).await;
     assert_eq!(before["notes"], json!(["before"]), "{before}");
     assert_eq!(before["cards"], json!(["backed card"]));

@@ -18,6 +18,7 @@ mod fixture;
 mod limits;
 mod mcp;
 mod memory;
+mod migrate;
 mod proto_docs;
 mod reasoning;
 mod relevance_figures;
