@@ -37,7 +37,7 @@ impl ReplicaMark {
         Ok(())
     }
 
-    /// On a replica's connection, before a read: waits (at most [`MAX_WAIT`]) until the replica
+    /// On a replica's connection, before a read: waits (at most 5 s) until the replica
     /// has replayed every write this daemon acknowledged. A server that is not in recovery (the
     /// primary itself) is always caught up.
     pub fn caught_up(&self, db: Db<'_>) -> Result<()> {
