@@ -53,6 +53,23 @@ pub fn version() -> u32 {
     migrations::latest(MIGRATIONS)
 }
 
+/// A connection to a new scratch schema on the test server, brought to the daemon's whole
+/// PostgreSQL schema (every family, the search columns); `None` (a skip) without a server. For
+/// the families' tests of their statements on PostgreSQL.
+#[cfg(test)]
+pub fn postgres_scratch() -> Option<(
+    crate::store::engine::postgres::testing::Scratch,
+    crate::store::engine::postgres::PgConn,
+)> {
+    let scratch = crate::store::engine::postgres::testing::Scratch::new()?;
+    let pg = scratch.connect();
+    migrations::migrate_postgres_then(&pg, MIGRATIONS_POSTGRES, |db| {
+        crate::store::engine::search::ensure_columns(db, crate::app::SEARCH_SOURCES)
+    })
+    .unwrap();
+    Some((scratch, pg))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

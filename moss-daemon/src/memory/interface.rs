@@ -625,17 +625,9 @@ mod tests {
     /// The search, the lists of a context and the slots run on PostgreSQL.
     #[test]
     fn the_reads_run_on_postgres() {
-        use crate::store::engine::postgres::testing::Scratch;
-        let Some(scratch) = Scratch::new() else {
+        let Some((_scratch, pg)) = crate::schema::postgres_scratch() else {
             return;
         };
-        let pg = scratch.connect();
-        crate::store::migrations::migrate_postgres_then(
-            &pg,
-            crate::schema::MIGRATIONS_POSTGRES,
-            |db| crate::store::engine::search::ensure_columns(db, crate::app::SEARCH_SOURCES),
-        )
-        .unwrap();
         let db = Db::Postgres(&pg);
         for (seq, content, context, slot, session) in [
             (

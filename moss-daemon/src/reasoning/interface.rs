@@ -333,22 +333,14 @@ pub fn near_hits(
 #[cfg(test)]
 mod tests {
     use crate::store::engine::Db;
-    use crate::store::engine::postgres::testing::Scratch;
 
     /// The cross-family reads of entries run on PostgreSQL: the search (a title-only match
     /// marks the title), the newest entries and cards, the entries found by meaning.
     #[test]
     fn the_reads_of_other_families_run_on_postgres() {
-        let Some(scratch) = Scratch::new() else {
+        let Some((_scratch, pg)) = crate::schema::postgres_scratch() else {
             return;
         };
-        let pg = scratch.connect();
-        crate::store::migrations::migrate_postgres_then(
-            &pg,
-            crate::schema::MIGRATIONS_POSTGRES,
-            |db| crate::store::engine::search::ensure_columns(db, crate::app::SEARCH_SOURCES),
-        )
-        .unwrap();
         let db = Db::Postgres(&pg);
         db.batch(
             "INSERT INTO reasoning_entries(seq, workspace, branch, doc, ts_ms, kind, title, format,

@@ -313,21 +313,13 @@ pub fn recent(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::engine::postgres::testing::Scratch;
 
     /// The search (titles first, words as prefixes) and the newest items run on PostgreSQL.
     #[test]
     fn the_search_and_the_newest_items_run_on_postgres() {
-        let Some(scratch) = Scratch::new() else {
+        let Some((_scratch, pg)) = crate::schema::postgres_scratch() else {
             return;
         };
-        let pg = scratch.connect();
-        crate::store::migrations::migrate_postgres_then(
-            &pg,
-            crate::schema::MIGRATIONS_POSTGRES,
-            |db| crate::store::engine::search::ensure_columns(db, crate::app::SEARCH_SOURCES),
-        )
-        .unwrap();
         let db = Db::Postgres(&pg);
         db.batch(
             "INSERT INTO task_items(workspace, id, kind, title, description, revision, seq,
