@@ -136,29 +136,31 @@ pub fn on_postgres() -> bool {
 /// `database` naming a schema of its own on the server `MOSS_TEST_POSTGRES` (kept in the home's
 /// `config.json`, so a daemon restarted on the home finds its store again).
 async fn on_test_engine(home: &Path, config: Option<Value>) -> Option<Value> {
-    // A test that names its own store (a SQLite file, say) keeps it.
-    if !on_postgres() || config.as_ref().is_some_and(|c| c.get("database").is_some()) {
+    if !on_postgres() {
         return config;
     }
+    // A test that names its own store (a SQLite file, say) keeps it; one with an embedding
+    // model runs on SQLite, the one engine semantic search is served on. A home that already
+    // names its store (a restart) keeps it too.
+    let names_its_store =
+        |c: &Value| c.get("database").is_some() || c.pointer("/embeddings/model_dir").is_some();
     let existing = std::fs::read_to_string(home.join("config.json"))
         .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|c| c.get("database").cloned());
-    let database = match existing {
-        Some(db) => db,
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+    match &config {
+        Some(c) if names_its_store(c) => return config,
+        None if existing.as_ref().is_some_and(names_its_store) => return None,
+        _ => {}
+    }
+    let database = match existing.as_ref().and_then(|c| c.get("database")) {
+        Some(db) => db.clone(),
         None => json!(
             postgres_schema()
                 .await
                 .expect("MOSS_TEST_ENGINE=postgres needs MOSS_TEST_POSTGRES (a server's URL)")
         ),
     };
-    // Without a config of its own, a restarted daemon keeps the one its home holds.
-    let mut config = config.unwrap_or_else(|| {
-        std::fs::read_to_string(home.join("config.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .unwrap_or_else(|| json!({}))
-    });
+    let mut config = config.or(existing).unwrap_or_else(|| json!({}));
     config["database"] = database;
     Some(config)
 }

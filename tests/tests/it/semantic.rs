@@ -353,8 +353,12 @@ const STEP_Q: &str = "change DB credentials regularly";
 #[tokio::test]
 async fn moss_search_finds_a_task_and_a_step_by_meaning_over_rest_and_mcp() {
     let Some(model) = model_dir() else { return };
-    // Written before there was a model: the embedder must catch up over them.
-    let d = TestDaemon::start().await;
+    // Written before there was a model: the embedder must catch up over them. On SQLite
+    // whatever engine the tests run on: the one semantic search is served on.
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("moss.db");
+    let sqlite = json!({ "database": format!("sqlite:{}", file.display()) });
+    let d = TestDaemon::start_in(home, Some(sqlite)).await;
     let (task, step, how) = seed_tasks(&d).await;
     let home = d.stop_keeping_home().await;
     let d = TestDaemon::start_in(home, Some(json!({ "embeddings": { "model_dir": model } }))).await;
