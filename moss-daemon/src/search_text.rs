@@ -110,7 +110,8 @@ pub fn engine_query(engine: crate::store::engine::Engine, fts: &str) -> Result<S
         Engine::Postgres => tsquery::to_tsquery(fts).map_err(|tsquery::Unmapped(reason)| {
             Error::invalid(format!(
                 "query {fts:?} cannot be searched on this store (PostgreSQL): {reason}. Pass \
-                 safe_query: true (CLI: --safe) to search the words as written"
+                 safe_query: true (CLI: --safe, or safe_query:=true) to search the words as \
+                 written"
             ))
             .with_details(serde_json::json!({ "field": "query", "reason": reason }))
         }),
