@@ -484,11 +484,11 @@ const FILTER_CHUNK: usize = 500;
 
 /// The candidates of `near` (best first) that `f` keeps, as `(key, passage)`, best first, at
 /// most `want`: filters apply before ranking, so a selective filter reads further down the
-/// list instead of returning fewer hits. `from` names the table aliased `c` (`capsules c`);
-/// `key` is the column returned for each row (`c.id`).
+/// list instead of returning fewer hits. The filter reads `source`'s table aliased `c`; `key` is
+/// the column returned for each row (`c.id`).
 pub fn filter_near<K: crate::store::engine::FromValue>(
     db: crate::store::engine::Db<'_>,
-    from: &str,
+    source: &crate::store::semantic::EmbedSource,
     key: &str,
     f: &crate::sql_filter::Filter,
     near: &[crate::store::semantic::Near],
@@ -501,10 +501,12 @@ pub fn filter_near<K: crate::store::engine::FromValue>(
         }
         let ids: Vec<String> = chunk.iter().map(|n| n.doc.to_string()).collect();
         let sql = format!(
-            "SELECT c.rowid, {key} FROM {from} {} {} c.rowid IN ({})",
+            "SELECT c.{rowid}, {key} FROM {table} c {} {} c.{rowid} IN ({})",
             f.sql(),
             if f.is_empty() { "WHERE" } else { "AND" },
-            ids.join(", ")
+            ids.join(", "),
+            rowid = source.key,
+            table = source.fts.table,
         );
         let mut kept: std::collections::HashMap<i64, K> = db
             .query_map(&sql, &f.bind(), |r| Ok((r.get::<i64>(0)?, r.get::<K>(1)?)))?

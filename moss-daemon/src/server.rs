@@ -226,10 +226,10 @@ pub async fn start(opts: DaemonOptions) -> anyhow::Result<RunningDaemon> {
     let (database, (store, store_threads)) = match &config.database {
         Database::Postgres { url, read } => {
             let shown = crate::store::engine::postgres::redact(url);
-            let (url, read) = (url.clone(), read.clone());
+            let (url, read, home) = (url.clone(), read.clone(), opts.home.dir.clone());
             // Connecting and migrating block: off the runtime's threads.
             let opened = tokio::task::spawn_blocking(move || {
-                Store::open_postgres(&url, read.as_deref(), &store_options)
+                Store::open_postgres(&url, read.as_deref(), &store_options, &home)
             })
             .await?
             .map_err(|e| anyhow::anyhow!("cannot open {shown}: {e}"))?;

@@ -41,6 +41,7 @@ impl TestDaemon {
     /// Starts on `home` (e.g. one a stopped daemon left, see [`TestDaemon::stop_keeping_home`]),
     /// with `config.json` holding `config` when given.
     pub async fn start_in(home: tempfile::TempDir, config: Option<Value>) -> TestDaemon {
+        log_when_asked();
         let config = on_test_engine(home.path(), config).await;
         if let Some(cfg) = config {
             std::fs::write(home.path().join("config.json"), cfg.to_string()).unwrap();
@@ -127,6 +128,17 @@ impl TestDaemon {
     }
 }
 
+/// With `MOSS_TEST_LOG` set (a filter such as `warn` or `moss_daemon=debug`), the daemons'
+/// logs go to the test's output (shown for a failing test, or with `--nocapture`).
+fn log_when_asked() {
+    if let Ok(filter) = std::env::var("MOSS_TEST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_test_writer()
+            .try_init();
+    }
+}
+
 /// Whether the tests' daemons run on PostgreSQL (`MOSS_TEST_ENGINE=postgres`).
 pub fn on_postgres() -> bool {
     std::env::var("MOSS_TEST_ENGINE").as_deref() == Ok("postgres")
@@ -139,11 +151,9 @@ async fn on_test_engine(home: &Path, config: Option<Value>) -> Option<Value> {
     if !on_postgres() {
         return config;
     }
-    // A test that names its own store (a SQLite file, say) keeps it; one with an embedding
-    // model runs on SQLite, the one engine semantic search is served on. A home that already
-    // names its store (a restart) keeps it too.
-    let names_its_store =
-        |c: &Value| c.get("database").is_some() || c.pointer("/embeddings/model_dir").is_some();
+    // A test that names its own store (a SQLite file, say) keeps it. A home that already names
+    // its store (a restart) keeps it too.
+    let names_its_store = |c: &Value| c.get("database").is_some();
     let existing = std::fs::read_to_string(home.join("config.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok());

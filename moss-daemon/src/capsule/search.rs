@@ -257,8 +257,14 @@ fn fused_search(
     } else {
         Vec::new()
     };
-    let semantic: Vec<(String, crate::store::semantic::Near)> =
-        crate::search_text::filter_near(db, "capsules c", "c.id", base, near, DEPTH)?;
+    let semantic: Vec<(String, crate::store::semantic::Near)> = crate::search_text::filter_near(
+        db,
+        &super::search_source::EMBED_SOURCE,
+        "c.id",
+        base,
+        near,
+        DEPTH,
+    )?;
     let ranked: Vec<(String, f64)> = keyword.iter().map(|h| (h.id.clone(), h.score)).collect();
     let fused = fuse(&ranked, &semantic);
     let parts = if mode == SearchMode::Hybrid { 2 } else { 1 };

@@ -21,6 +21,7 @@ pub static SEARCH_SOURCE: Source = Source {
 /// What semantic search embeds of the same rows (the title before each passage of the text).
 pub static EMBED_SOURCE: EmbedSource = EmbedSource {
     fts: &SEARCH_SOURCE,
+    key: "rowid",
     workspace: "workspace_norm",
     title: Some("title"),
     body: "capsule_text",

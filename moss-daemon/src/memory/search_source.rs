@@ -21,6 +21,7 @@ pub static SEARCH_SOURCE: Source = Source {
 /// What semantic search embeds of the same rows (the title before each passage of the text).
 pub static EMBED_SOURCE: EmbedSource = EmbedSource {
     fts: &SEARCH_SOURCE,
+    key: "rid",
     workspace: "workspace",
     title: None,
     body: "content",

@@ -164,7 +164,7 @@ impl Reasoning {
                 }
                 let semantic: Vec<(i64, Near)> = crate::search_text::filter_near(
                     db,
-                    "reasoning_entries c",
+                    &EMBED_SOURCE,
                     "c.seq",
                     &base,
                     &near,

@@ -5,11 +5,11 @@
 //!
 //! The target's triggers are off while the copy runs (rows they would derive, such as a
 //! workspace's activity, are copied as they are). Queue tables (`*_queue`) are not copied: a
-//! SQLite target's full-text and embedding indexes are built from its tables when its daemon
-//! first starts (a store without an index file is indexed whole), and PostgreSQL keeps its
-//! full-text index in the tables themselves. Schema bookkeeping (`store_sequence`,
-//! `moss_schema`) is not copied either: the sequence is carried over as a value, and each
-//! database keeps its own schema version.
+//! target's full-text and embedding indexes are built from its tables when its daemon first
+//! starts (a store without an index or vector file is indexed whole), and PostgreSQL keeps its
+//! full-text index in the tables themselves. Bookkeeping (`store_sequence`, `moss_schema`,
+//! PostgreSQL's `moss_store` and `moss_queue_trims`) is not copied either: the sequence is
+//! carried over as a value, and each database keeps its own schema version and identity.
 
 use std::collections::BTreeMap;
 
@@ -516,7 +516,11 @@ fn tables(db: Db<'_>) -> std::result::Result<BTreeMap<String, Table>, DbError> {
         name.ends_with("_queue")
             || matches!(
                 name,
-                "store_sequence" | "moss_schema" | "moss_search_layout"
+                "store_sequence"
+                    | "moss_schema"
+                    | "moss_search_layout"
+                    | "moss_store"
+                    | "moss_queue_trims"
             )
             || name.starts_with("sqlite_")
     };

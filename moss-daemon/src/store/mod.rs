@@ -170,22 +170,16 @@ impl Store {
     /// Opens (migrating) a PostgreSQL database for this daemon: its writer, a read pool (on
     /// `read_url` when given, a replica say), and the listener that hears the commits of every
     /// daemon on the database. Full-text search is kept by PostgreSQL itself, in each searchable
-    /// table's generated column ([`engine::search`]); semantic search is not served on this
-    /// engine (a configured model is refused).
+    /// table's generated column ([`engine::search`]). With a model, this daemon's embedder
+    /// keeps its vectors in a file of `home` (see [`engine::queues`]).
     ///
     /// Blocks (connecting, migrating): call it off the async runtime's threads.
     pub fn open_postgres(
         url: &str,
         read_url: Option<&str>,
         opts: &StoreOptions,
+        home: &Path,
     ) -> Result<(Store, StoreThreads)> {
-        if opts.model_dir.is_some() {
-            return Err(Error::invalid_field(
-                "embeddings.model_dir",
-                "semantic search runs on the SQLite engine only; remove embeddings.model_dir \
-                 or use a SQLite database",
-            ));
-        }
         let config = engine::postgres::config(url)?;
         let read_config = match read_url {
             Some(u) => engine::postgres::config(u).map_err(|_| {
@@ -212,7 +206,8 @@ impl Store {
         let conn = engine::postgres::PgConn::connect(&config).map_err(unreachable)?;
         let sources = opts.search_sources;
         migrations::migrate_postgres_then(&conn, opts.migrations_postgres, |db| {
-            engine::search::ensure_columns(db, sources)
+            engine::search::ensure_columns(db, sources)?;
+            engine::queues::ensure_tables(db)
         })?;
         // Reads on a replica wait for this daemon's writes (read-your-writes).
         let replica = read_url.map(|_| std::sync::Arc::new(replica::ReplicaMark::default()));
@@ -222,21 +217,29 @@ impl Store {
             opts.read_pool_idle,
             replica.clone(),
         )?;
-        let (writer, thread) =
-            Writer::spawn(conn, writer::TrimQueues::new(sources, replica), sources)?;
+        let (semantic, embedder, follower) = crate::store::semantic::Semantic::start_postgres(
+            &config,
+            home,
+            readers.clone(),
+            opts.model_dir.as_deref(),
+            opts.embed_sources,
+        )?;
+        let hooks = writer::TrimQueues::new(sources, replica, Some(follower.clone()));
+        let (writer, thread) = Writer::spawn(conn, hooks, sources)?;
+        writer.signals().wake_on_change(follower);
         let listener = engine::listener::Listener::spawn(&config, writer.signals())?;
         Ok((
             Store {
                 writer,
                 readers,
                 index: None,
-                semantic: crate::store::semantic::Semantic::off(opts.embed_sources),
+                semantic,
             },
             StoreThreads {
                 writer: thread,
                 checkpointer: None,
                 indexer: None,
-                embedder: None,
+                embedder: Some(embedder),
                 listener: Some(listener),
             },
         ))

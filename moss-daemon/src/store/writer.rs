@@ -117,26 +117,34 @@ impl WriterConn for Connection {
     }
 }
 
-/// The batch hook of a store whose full-text index needs no queue (PostgreSQL's is kept in the
-/// writing transaction): each batch empties the queues of the sources it changed, which the
-/// families' triggers fill as on SQLite.
+/// The batch hook of a PostgreSQL store, whose full-text index needs no queue (it is kept in
+/// the writing transaction): every [`super::engine::queues::TRIM_EVERY`] batches it trims the
+/// sources' queues to their newest entries, which the embedders of every daemon on the database
+/// follow (see [`super::engine::queues`]); after each commit it notes the primary's position for
+/// a read replica.
 pub struct TrimQueues {
     trims: Vec<(&'static str, String)>,
+    batches: std::cell::Cell<u64>,
     /// With a read replica: where the replica must have replayed to for reads to see the
     /// batch.
     replica: Option<std::sync::Arc<super::replica::ReplicaMark>>,
+    /// This daemon's embedder, told when the writer stops.
+    follower: Option<std::sync::Arc<super::fts::FollowerWake>>,
 }
 
 impl TrimQueues {
     pub fn new(
         sources: &[&'static Source],
         replica: Option<std::sync::Arc<super::replica::ReplicaMark>>,
+        follower: Option<std::sync::Arc<super::fts::FollowerWake>>,
     ) -> TrimQueues {
         TrimQueues {
             replica,
+            follower,
+            batches: std::cell::Cell::new(0),
             trims: sources
                 .iter()
-                .map(|s| (s.name, format!("DELETE FROM {}", s.queue)))
+                .map(|s| (s.name, super::engine::queues::trim_statement(s.queue)))
                 .collect(),
         }
     }
@@ -144,8 +152,23 @@ impl TrimQueues {
 
 impl BatchHooks<PgConn> for TrimQueues {
     fn before_commit(&self, conn: &PgConn) -> std::result::Result<(), DbError> {
-        for (_, trim) in &self.trims {
-            conn.execute(trim, &[])?;
+        let n = self.batches.get() + 1;
+        self.batches.set(n);
+        if n.is_multiple_of(super::engine::queues::TRIM_EVERY) {
+            // In a savepoint: a trim that fails is logged and tried again later, and never
+            // fails the batch's writes.
+            conn.batch("SAVEPOINT trim")?;
+            let trimmed = self.trims.iter().try_for_each(|(name, trim)| {
+                super::engine::queues::trim(conn, trim, name, super::engine::queues::KEEP)
+                    .map(|_| ())
+            });
+            match trimmed {
+                Ok(()) => conn.batch("RELEASE trim")?,
+                Err(e) => {
+                    tracing::warn!("trimming the text-change queues failed: {e}");
+                    conn.batch("ROLLBACK TO trim; RELEASE trim")?;
+                }
+            }
         }
         Ok(())
     }
@@ -157,6 +180,15 @@ impl BatchHooks<PgConn> for TrimQueues {
             // The next batch notes a later position; until then a read may wait for an
             // earlier one only.
             tracing::warn!("cannot read the WAL position after a commit: {e}");
+        }
+    }
+}
+
+impl Drop for TrimQueues {
+    /// The writer is gone: the embedder stops too.
+    fn drop(&mut self) {
+        if let Some(f) = &self.follower {
+            f.close();
         }
     }
 }
@@ -379,6 +411,9 @@ pub struct Writer {
 pub struct Signals {
     names: Vec<&'static str>,
     senders: Vec<watch::Sender<i64>>,
+    /// Woken at every raise: an embedder following the sources' queues on an engine where
+    /// other daemons write too (PostgreSQL).
+    follower: std::sync::OnceLock<Arc<super::fts::FollowerWake>>,
 }
 
 impl Signals {
@@ -386,6 +421,7 @@ impl Signals {
         Signals {
             senders: names.iter().map(|_| watch::channel(value).0).collect(),
             names,
+            follower: std::sync::OnceLock::new(),
         }
     }
 
@@ -395,6 +431,15 @@ impl Signals {
     /// heard first).
     fn raise(&self, i: usize, seq: i64) {
         self.senders[i].send_modify(|v| *v = (*v).max(seq));
+        if let Some(f) = self.follower.get() {
+            f.wake();
+        }
+    }
+
+    /// Wakes `follower` at every change of any source from now on, this daemon's or (heard by
+    /// the listener) another's.
+    pub fn wake_on_change(&self, follower: Arc<super::fts::FollowerWake>) {
+        let _ = self.follower.set(follower);
     }
 
     /// Raises the signal of the source named `name` to `seq`; a name this daemon does not serve

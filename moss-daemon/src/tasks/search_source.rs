@@ -22,6 +22,7 @@ pub static SEARCH_SOURCE: Source = Source {
 /// What semantic search embeds of the same rows (the title before each passage of the body).
 pub static EMBED_SOURCE: EmbedSource = EmbedSource {
     fts: &SEARCH_SOURCE,
+    key: "doc",
     workspace: "workspace",
     title: Some("title"),
     body: "body",

@@ -542,3 +542,129 @@ async fn moss_search_embeds_the_question_as_asked_for_capsules_too() {
     assert_eq!(similarity, own_similarity, "{across:#?}");
     d.stop().await;
 }
+
+/// `semantic.embedded` in a daemon's status: passages it embedded since it started.
+async fn embedded(d: &TestDaemon) -> i64 {
+    let (_, s) = d.call("GET", "/status", None).await;
+    s["semantic"]["embedded"]
+        .as_i64()
+        .expect("semantic.embedded")
+}
+
+/// Waits until a semantic capsule search through `d` ranks `id` in its top 5.
+async fn found_by_meaning(d: &TestDaemon, id: &str) {
+    wait_until(
+        "a search by meaning to find the capsule",
+        Duration::from_secs(300),
+        || async {
+            d.client
+                .capsules()
+                .search(&SearchRequest {
+                    query: CAPSULE_Q.into(),
+                    workspace: Some(WS.into()),
+                    mode: Some(SearchMode::Semantic),
+                    ..Default::default()
+                })
+                .await
+                .is_ok_and(|r| position(&r.items, |h| h.id == id).is_some_and(|at| at <= 5))
+        },
+    )
+    .await;
+}
+
+/// On PostgreSQL every daemon on the database serves semantic search, each from vectors of its
+/// own: what is stored through one daemon is found by meaning through another; a daemon
+/// restarted on its home keeps its vectors (it embeds nothing again); one that was stopped
+/// while the queues were trimmed past it rebuilds its vectors from the tables.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_postgres_a_daemon_finds_by_meaning_what_another_stored() {
+    let Some(model) = model_dir() else { return };
+    let Some(database) = moss_tests::postgres_schema().await else {
+        eprintln!("MOSS_TEST_POSTGRES is unset: skipping a PostgreSQL test");
+        return;
+    };
+    let config = json!({ "database": database, "embeddings": { "model_dir": model } });
+    let a = TestDaemon::start_with_config(Some(config.clone())).await;
+    let b = TestDaemon::start_with_config(Some(config.clone())).await;
+    let (capsule_id, note_seq, memory_id) = seed(&a).await;
+
+    // Through B, which heard of A's writes from the database: by meaning, in every family.
+    found_by_meaning(&b, &capsule_id).await;
+    caught_up(&b).await;
+    let notes = b
+        .client
+        .reasoning()
+        .search(&ReasoningSearchRequest {
+            workspace: WS.into(),
+            query: NOTE_Q.into(),
+            mode: Some(SearchMode::Semantic),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        position(&notes.hits, |h| h.seq == note_seq).is_some_and(|r| r <= 5),
+        "{notes:?}"
+    );
+    let memories = b
+        .client
+        .memories()
+        .recall(&MemoryRecallRequest {
+            workspace: Some(WS.into()),
+            query: Some(MEMORY_Q.into()),
+            mode: Some(SearchMode::Semantic),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        position(&memories.items, |m| m.memory.id == memory_id).is_some_and(|r| r <= 5),
+        "{memories:?}"
+    );
+    assert!(embedded(&b).await > 0);
+
+    // B restarted on its home: its vector file holds them all; nothing is embedded again.
+    let home = b.stop_keeping_home().await;
+    let b = TestDaemon::start_in(home, None).await;
+    caught_up(&b).await;
+    found_by_meaning(&b, &capsule_id).await;
+    assert_eq!(embedded(&b).await, 0, "a restart embeds nothing again");
+
+    // B stopped while A writes and the queues are trimmed past B's place: B rebuilds.
+    let home = b.stop_keeping_home().await;
+    a.client
+        .capsules()
+        .store(&StoreRequest {
+            workspace: Some(WS.into()),
+            name: Some("later".into()),
+            capsule_text: capsule("One more, written while B was away.", "none"),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let url = database.clone();
+    tokio::task::spawn_blocking(move || {
+        use moss_daemon::store::engine::{Db, postgres};
+        let conn = postgres::PgConn::connect(&postgres::config(&url).unwrap()).unwrap();
+        // What the writers' trims record once KEEP newer entries exist.
+        Db::Postgres(&conn)
+            .batch(
+                "INSERT INTO moss_queue_trims(source, trimmed_to)
+                   SELECT 'capsules', max(seq) FROM capsules_fts_queue
+                 ON CONFLICT (source) DO UPDATE SET trimmed_to = EXCLUDED.trimmed_to",
+            )
+            .unwrap();
+    })
+    .await
+    .unwrap();
+    let b = TestDaemon::start_in(home, None).await;
+    caught_up(&b).await;
+    found_by_meaning(&b, &capsule_id).await;
+    assert!(
+        embedded(&b).await >= 14,
+        "the capsules' vectors were rebuilt: {} passages",
+        embedded(&b).await
+    );
+    b.stop().await;
+    a.stop().await;
+}

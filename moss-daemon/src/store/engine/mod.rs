@@ -16,6 +16,7 @@
 pub mod listener;
 pub mod placeholders;
 pub mod postgres;
+pub mod queues;
 pub mod search;
 pub mod tsquery;
 

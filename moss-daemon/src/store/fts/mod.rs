@@ -165,14 +165,14 @@ pub struct FollowerWake {
 }
 
 impl FollowerWake {
-    fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::Release);
         if let Some(t) = self.thread.get() {
             t.unpark();
         }
     }
 
-    fn wake(&self) {
+    pub(crate) fn wake(&self) {
         self.commits.fetch_add(1, Ordering::Release);
         self.pending.store(true, Ordering::Release);
         if let Some(t) = self.thread.get() {
@@ -203,6 +203,12 @@ impl QueueFollower {
     /// The newest committed entry of the queue.
     pub fn queued(&self) -> i64 {
         self.position.queued.load(Ordering::Acquire)
+    }
+
+    /// The queue holds committed entries up to `seq`: for an engine whose writer does not say
+    /// so (PostgreSQL, where other daemons write too), the follower reads it itself.
+    pub fn observe(&self, seq: i64) {
+        self.position.queued.fetch_max(seq, Ordering::Release);
     }
 
     /// The follower has applied every entry up to `seq`: the writer may trim them.

@@ -18,6 +18,14 @@
 //! ahead of the queue (the database was replaced). A rebuild walks the table by rowid, a step at
 //! a time, each in its own read snapshot, and then applies what the queue gathered meanwhile.
 //!
+//! On PostgreSQL the database is shared by several daemons, each with its own embedder and
+//! vector file (in its home, named by the database's identity: see
+//! [`crate::store::engine::queues`]). The embedder follows the same queues, which keep their
+//! newest entries for it instead of being trimmed to its watermark: one that finds its watermark
+//! below a source's trimmed mark rebuilds that source. It learns of new entries from the commit
+//! signals, this daemon's and (through the listener) the others', and reads the queue's end
+//! itself.
+//!
 //! The thread runs at the lowest priority (SCHED_IDLE on Linux), and so does its pool of
 //! workers for the model's arithmetic; while writes keep arriving it also rests three times as
 //! long as each slice of a step (about 4,000 characters of text) took to embed, unless a search
@@ -30,6 +38,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use crate::store::engine::postgres::PgConn;
+use crate::store::engine::{Db, DbError, Param, queues};
 
 use super::model::Model;
 use super::passages::passages;
@@ -49,6 +60,53 @@ const SLICE_CHARS: usize = 4_000;
 /// The vector file next to the database.
 pub fn vectors_path(db: &Path) -> PathBuf {
     db.with_file_name("moss-vectors.db")
+}
+
+/// The vector file of a PostgreSQL database of identity `identity`, in the daemon's home `dir`.
+pub fn postgres_vectors_path(dir: &Path, identity: &str) -> PathBuf {
+    dir.join(format!("moss-vectors-{identity}.db"))
+}
+
+/// Where the embedder reads the tables it embeds.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    /// This daemon's SQLite database (read-only), the vector file beside it. Its writer keeps
+    /// the queue entries the embedder has not applied.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database other daemons may write too; the vector file in `dir`.
+    Postgres {
+        config: Box<postgres::Config>,
+        dir: PathBuf,
+    },
+}
+
+/// The embedder's connection to the database.
+enum Main {
+    Sqlite(Connection),
+    Postgres(Box<PgConn>),
+}
+
+impl Main {
+    fn db(&self) -> Db<'_> {
+        match self {
+            Main::Sqlite(c) => Db::Sqlite(c),
+            Main::Postgres(c) => Db::Postgres(c),
+        }
+    }
+
+    /// On PostgreSQL, where the writer does not say how far the queues go: reads their ends
+    /// (after reconnecting if the server dropped the connection).
+    fn observe(&self, served: &[Served]) -> Result<(), DbError> {
+        let Main::Postgres(conn) = self else {
+            return Ok(());
+        };
+        conn.reconnect_if_closed()?;
+        for s in served {
+            s.follower
+                .observe(queues::newest(self.db(), s.source.fts.queue)?);
+        }
+        Ok(())
+    }
 }
 
 const SCHEMA: &str = "
@@ -86,7 +144,7 @@ struct Mark {
 
 /// The thread's body. Returns when the writer closes (or at once when the model cannot load).
 pub(super) fn run(
-    db: PathBuf,
+    origin: Origin,
     model_dir: PathBuf,
     served: Vec<Served>,
     wake: Arc<FollowerWake>,
@@ -126,14 +184,10 @@ pub(super) fn run(
             return;
         }
     };
-    let opened = open(&db, &model, &served, &shared);
+    let opened = open(&origin, &model, &served, &shared);
     let (main, mut file, mut marks) = match opened {
         Ok(v) => v,
         Err(e) => {
-            let e = format!(
-                "opening the vector file {}: {e}",
-                vectors_path(&db).display()
-            );
             tracing::error!("semantic search is off: {e}");
             shared.set_state(State::Failed(e));
             release();
@@ -154,6 +208,11 @@ pub(super) fn run(
             return;
         }
         let mut more = false;
+        if let Err(e) = main.observe(&served) {
+            tracing::error!("reading the text-change queues failed (will retry): {e}");
+            std::thread::sleep(Duration::from_millis(500));
+            continue;
+        }
         for (s, mark) in served.iter().zip(marks.iter_mut()) {
             match step(&main, &mut file, &model, &pool, s, *mark, &shared, &wake) {
                 Ok(Some(next)) => {
@@ -204,37 +263,70 @@ fn publish(s: &Served, mark: Mark, shared: &Shared) {
 }
 
 /// Opens the main database (read-only) and the vector file, brings each source's record in line
-/// with the model, and loads the vectors into memory.
+/// with the model, and loads the vectors into memory. Errors name the file.
 fn open(
-    db: &Path,
+    origin: &Origin,
     model: &Model,
     served: &[Served],
     shared: &Shared,
-) -> rusqlite::Result<(Connection, Connection, Vec<Mark>)> {
-    let path = vectors_path(db);
-    let mut file = Connection::open(&path)?;
+) -> Result<(Main, Connection, Vec<Mark>), String> {
+    let (main, path) = match origin {
+        Origin::Sqlite(db) => {
+            let main = || -> rusqlite::Result<Connection> {
+                let main = Connection::open_with_flags(
+                    db,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                crate::store::stable_plans(&main)?;
+                main.execute_batch("PRAGMA query_only = ON; PRAGMA busy_timeout = 5000;")?;
+                Ok(main)
+            };
+            let main = main().map_err(|e| format!("opening {}: {e}", db.display()))?;
+            (Main::Sqlite(main), vectors_path(db))
+        }
+        Origin::Postgres { config, dir } => {
+            let conn =
+                PgConn::connect(config).map_err(|e| format!("connecting to the database: {e}"))?;
+            let identity = queues::identity(Db::Postgres(&conn))
+                .map_err(|e| format!("reading the database's identity: {e}"))?;
+            (
+                Main::Postgres(Box::new(conn)),
+                postgres_vectors_path(dir, &identity),
+            )
+        }
+    };
+    let opened = open_file(&main, &path, model, served, shared)
+        .map_err(|e| format!("opening the vector file {}: {e}", path.display()))?;
+    Ok((main, opened.0, opened.1))
+}
+
+fn open_file(
+    main: &Main,
+    path: &Path,
+    model: &Model,
+    served: &[Served],
+    shared: &Shared,
+) -> Result<(Connection, Vec<Mark>), DbError> {
+    let mut file = Connection::open(path)?;
     file.execute_batch(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;",
     )?;
     file.execute_batch(SCHEMA)?;
-    if let Err(e) = crate::home::set_mode(&path, 0o600) {
+    if let Err(e) = crate::home::set_mode(path, 0o600) {
         tracing::warn!("{e:#}");
     }
-    let main = Connection::open_with_flags(
-        db,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    crate::store::stable_plans(&main)?;
-    main.execute_batch("PRAGMA query_only = ON; PRAGMA busy_timeout = 5000;")?;
+    let db = main.db();
     let mut marks = Vec::with_capacity(served.len());
     let tx = file.transaction()?;
     for s in served {
         let name = s.source.fts.name;
-        let queue_end: i64 = main.query_row(
-            &format!("SELECT coalesce(max(seq), 0) FROM {}", s.source.fts.queue),
-            [],
-            |r| r.get(0),
-        )?;
+        let queue_end = queues::newest(db, s.source.fts.queue)?;
+        // Entries trimmed without this follower (PostgreSQL: see `engine::queues`).
+        let trimmed: i64 = match main {
+            Main::Sqlite(_) => 0,
+            Main::Postgres(_) => queues::trimmed(db, name)?,
+        };
+        s.follower.observe(queue_end);
         let row: Option<(i64, String, Option<i64>)> = tx
             .query_row(
                 "SELECT applied_seq, model, rebuilt_to FROM vector_sources WHERE source = ?1",
@@ -243,14 +335,23 @@ fn open(
             )
             .optional()?;
         let mark = match row {
-            Some((applied, m, rebuilt_to)) if m == model.identity && applied <= queue_end => Mark {
-                applied,
-                rebuilt_to,
-            },
+            Some((applied, m, rebuilt_to))
+                if m == model.identity && applied <= queue_end && applied >= trimmed =>
+            {
+                Mark {
+                    applied,
+                    rebuilt_to,
+                }
+            }
             other => {
                 match &other {
                     Some((_, m, _)) if *m != model.identity => tracing::warn!(
                         "the vectors of {name} were made by another model; rebuilding them"
+                    ),
+                    Some((applied, ..)) if *applied < trimmed => tracing::warn!(
+                        "the vectors of {name} are more than {} changes behind the database \
+                         (their daemon was stopped meanwhile); rebuilding them",
+                        queues::KEEP
                     ),
                     Some(_) => tracing::warn!(
                         "the vectors of {name} are ahead of the database; rebuilding them"
@@ -291,12 +392,12 @@ fn open(
             .write()
             .expect("vectors lock") = vectors;
         if let Some(to) = mark.rebuilt_to {
-            let left: i64 = main.query_row(
+            let left: i64 = db.query_one(
                 &format!(
-                    "SELECT count(*) FROM {} WHERE rowid > ?1",
-                    s.source.fts.table
+                    "SELECT count(*) FROM {} WHERE {} > ?1",
+                    s.source.fts.table, s.source.key
                 ),
-                [to],
+                &[Param::Int(to)],
                 |r| r.get(0),
             )?;
             shared.sources[s.slot]
@@ -305,7 +406,7 @@ fn open(
         }
         publish(s, *mark, shared);
     }
-    Ok((main, file, marks))
+    Ok((file, marks))
 }
 
 /// A row to embed: its rowid, and its workspace and text (none when it was deleted).
@@ -315,7 +416,7 @@ type Row = (i64, Option<(String, String, String)>);
 /// mark, or `None` when there was nothing to do.
 #[allow(clippy::too_many_arguments)]
 fn step(
-    main: &Connection,
+    main: &Main,
     file: &mut Connection,
     model: &Model,
     pool: &rayon::ThreadPool,
@@ -327,14 +428,17 @@ fn step(
     let src = s.source;
     let (rows, next): (Vec<Row>, Mark) = if let Some(to) = mark.rebuilt_to {
         let sql = format!(
-            "SELECT c.rowid, {} FROM {} c WHERE c.rowid > ?1 ORDER BY c.rowid LIMIT ?2",
+            "SELECT c.{key}, {} FROM {} c WHERE c.{key} > ?1 ORDER BY c.{key} LIMIT ?2",
             columns(src),
-            src.fts.table
+            src.fts.table,
+            key = src.key,
         );
-        let rows = read(main, &sql, params![to, STEP_ROWS], |r| {
-            Ok((r.get(0)?, Some((r.get(1)?, r.get(2)?, r.get(3)?))))
-        })
-        .map_err(|e| e.to_string())?;
+        let rows = main
+            .db()
+            .query_map(&sql, &[Param::Int(to), Param::Int(STEP_ROWS)], |r| {
+                Ok((r.get(0)?, Some((r.get(1)?, r.get(2)?, r.get(3)?))))
+            })
+            .map_err(|e| e.to_string())?;
         let next = match rows.last() {
             Some((doc, _)) if rows.len() as i64 == STEP_ROWS => Mark {
                 applied: mark.applied,
@@ -360,23 +464,30 @@ fn step(
             return Ok(None);
         }
         let sql = format!(
-            "SELECT q.seq, q.doc, c.rowid IS NOT NULL, {} FROM {} q
-             LEFT JOIN {} c ON c.rowid = q.doc
+            "SELECT q.seq, q.doc, CASE WHEN c.{key} IS NULL THEN 0 ELSE 1 END, {} FROM {} q
+             LEFT JOIN {} c ON c.{key} = q.doc
              WHERE q.seq > ?1 ORDER BY q.seq LIMIT ?2",
             columns(src),
             src.fts.queue,
             src.fts.table,
+            key = src.key,
         );
-        let entries: Vec<(i64, Row)> = read(main, &sql, params![mark.applied, STEP_ROWS], |r| {
-            let exists: bool = r.get(2)?;
-            let row = if exists {
-                Some((r.get(3)?, r.get(4)?, r.get(5)?))
-            } else {
-                None
-            };
-            Ok((r.get(0)?, (r.get(1)?, row)))
-        })
-        .map_err(|e| e.to_string())?;
+        let entries: Vec<(i64, Row)> = main
+            .db()
+            .query_map(
+                &sql,
+                &[Param::Int(mark.applied), Param::Int(STEP_ROWS)],
+                |r| {
+                    let exists: bool = r.get(2)?;
+                    let row = if exists {
+                        Some((r.get(3)?, r.get(4)?, r.get(5)?))
+                    } else {
+                        None
+                    };
+                    Ok((r.get(0)?, (r.get(1)?, row)))
+                },
+            )
+            .map_err(|e| e.to_string())?;
         let Some(&(last, _)) = entries.last() else {
             return Ok(None);
         };
@@ -484,18 +595,6 @@ fn columns(src: &EmbedSource) -> String {
         None => "''".into(),
     };
     format!("c.{}, {title}, coalesce(c.{}, '')", src.workspace, src.body)
-}
-
-/// Runs `sql` in one read snapshot of the main database and collects its rows.
-fn read<T>(
-    main: &Connection,
-    sql: &str,
-    params: impl rusqlite::Params,
-    f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
-) -> rusqlite::Result<Vec<T>> {
-    main.prepare_cached(sql)?
-        .query_map(params, f)?
-        .collect::<rusqlite::Result<Vec<_>>>()
 }
 
 /// The texts embedded for an item: each passage of its body, after its title.

@@ -5,7 +5,8 @@
 //! - `passages`: how long texts are cut into passages, each embedded on its own.
 //! - `vectors`: one source's vectors in memory and the exact scan over them.
 //! - `indexer`: the thread that embeds changes as they are committed, into the vector file
-//!   (`moss-vectors.db`) and memory.
+//!   (`moss-vectors.db` beside a SQLite database; on PostgreSQL, one per daemon in its home)
+//!   and memory.
 //!
 //! Each family declares what it embeds ([`EmbedSource`], next to its full-text source): a
 //! table, its queue (the full-text source's own: both indexes follow one queue), its workspace
@@ -32,8 +33,8 @@ use moss_client::search::SearchMode;
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};
-use crate::store::Source;
-use crate::store::fts::{IndexView, QueueFollower};
+use crate::store::fts::{FollowerWake, IndexView, QueueFollower};
+use crate::store::{ReadPool, Source};
 pub use model::Model;
 pub use vectors::Near;
 
@@ -42,6 +43,9 @@ pub use vectors::Near;
 #[derive(Debug)]
 pub struct EmbedSource {
     pub fts: &'static Source,
+    /// The column numbering the table's rows, as its queue names them (`doc`): on SQLite the
+    /// rowid or its alias, on PostgreSQL the column carrying it.
+    pub key: &'static str,
     /// The column holding the row's workspace, as searches filter it.
     pub workspace: &'static str,
     /// A column put before every passage of the text (a title), if any.
@@ -118,6 +122,9 @@ pub struct Semantic {
     shared: Arc<Shared>,
     model_dir: Option<PathBuf>,
     cache: Arc<Mutex<QueryCache>>,
+    /// Where a search reads the queues' ends, on an engine whose other daemons write too
+    /// (PostgreSQL); `None` where this daemon's writer is the only one (SQLite).
+    queue_reads: Option<ReadPool>,
 }
 
 #[derive(Debug, Default)]
@@ -147,33 +154,74 @@ impl Semantic {
         model_dir: Option<&Path>,
         sources: &'static [&'static EmbedSource],
     ) -> Result<(Semantic, SemanticThread)> {
-        Semantic::begin(Some(index), db, model_dir, sources)
+        let followers = sources.iter().map(|s| index.follower(s.fts)).collect();
+        Semantic::begin(
+            followers,
+            index.follower_wake(),
+            indexer::Origin::Sqlite(db.to_path_buf()),
+            None,
+            model_dir,
+            sources,
+        )
     }
 
-    /// Semantic search switched off, for a store without a full-text indexer to follow (the
-    /// PostgreSQL engine): a search asked for by meaning says no model is configured.
+    /// Starts the embedder of a PostgreSQL store when `model_dir` is set: it reads the database
+    /// through `config`, keeps its vector file in `dir` (the daemon's home), and is woken
+    /// through the returned [`FollowerWake`], which the writer's commit signals must raise and
+    /// its hooks close (see `crate::store::engine::queues`). Searches read the queues' ends
+    /// through `readers`, so that they wait for changes committed through any daemon.
+    pub fn start_postgres(
+        config: &postgres::Config,
+        dir: &Path,
+        readers: ReadPool,
+        model_dir: Option<&Path>,
+        sources: &'static [&'static EmbedSource],
+    ) -> Result<(Semantic, SemanticThread, Arc<FollowerWake>)> {
+        let followers = sources.iter().map(|_| QueueFollower::detached()).collect();
+        let wake = Arc::new(FollowerWake::default());
+        let (semantic, thread) = Semantic::begin(
+            followers,
+            wake.clone(),
+            indexer::Origin::Postgres {
+                config: Box::new(config.clone()),
+                dir: dir.to_path_buf(),
+            },
+            Some(readers),
+            model_dir,
+            sources,
+        )?;
+        Ok((semantic, thread, wake))
+    }
+
+    /// Semantic search switched off: a search asked for by meaning says no model is configured.
     pub fn off(sources: &'static [&'static EmbedSource]) -> Semantic {
-        Semantic::begin(None, Path::new(""), None, sources)
-            .expect("semantic search without a model starts no thread")
-            .0
+        let followers = sources.iter().map(|_| QueueFollower::detached()).collect();
+        Semantic::begin(
+            followers,
+            Arc::default(),
+            indexer::Origin::Sqlite(PathBuf::new()),
+            None,
+            None,
+            sources,
+        )
+        .expect("semantic search without a model starts no thread")
+        .0
     }
 
     fn begin(
-        index: Option<&IndexView>,
-        db: &Path,
+        followers: Vec<QueueFollower>,
+        wake: Arc<FollowerWake>,
+        origin: indexer::Origin,
+        queue_reads: Option<ReadPool>,
         model_dir: Option<&Path>,
         sources: &'static [&'static EmbedSource],
     ) -> Result<(Semantic, SemanticThread)> {
-        let follower = |s: &EmbedSource| {
-            index.map_or_else(crate::store::fts::QueueFollower::detached, |i| {
-                i.follower(s.fts)
-            })
-        };
         let progress: Vec<SourceProgress> = sources
             .iter()
-            .map(|s| SourceProgress {
+            .zip(&followers)
+            .map(|(s, follower)| SourceProgress {
                 source: s,
-                follower: follower(s),
+                follower: follower.clone(),
                 applied: AtomicI64::new(0),
                 rebuilding: AtomicBool::new(false),
                 rebuild_left: AtomicI64::new(0),
@@ -197,23 +245,25 @@ impl Semantic {
             shared: shared.clone(),
             model_dir: model_dir.map(Path::to_path_buf),
             cache: Default::default(),
+            queue_reads,
         };
-        let (Some(dir), Some(index)) = (model_dir, index) else {
+        let Some(dir) = model_dir else {
             return Ok((semantic, SemanticThread(None)));
         };
         let served: Vec<indexer::Served> = sources
             .iter()
+            .zip(followers)
             .enumerate()
-            .map(|(slot, s)| indexer::Served {
+            .map(|(slot, (s, follower))| indexer::Served {
                 source: s,
-                follower: follower(s),
+                follower,
                 slot,
             })
             .collect();
-        let (db, dir, wake) = (db.to_path_buf(), dir.to_path_buf(), index.follower_wake());
+        let dir = dir.to_path_buf();
         let handle = std::thread::Builder::new()
             .name("moss-embedder".into())
-            .spawn(move || indexer::run(db, dir, served, wake, shared))
+            .spawn(move || indexer::run(origin, dir, served, wake, shared))
             .map_err(|e| Error::internal("starting the embedder thread", e))?;
         Ok((semantic, SemanticThread(Some(handle))))
     }
@@ -311,6 +361,17 @@ impl Semantic {
         k: usize,
     ) -> Result<Vec<Near>> {
         let p = self.progress(source);
+        if let Some(readers) = &self.queue_reads {
+            // Changes committed through any daemon before now.
+            let queue = source.fts.queue;
+            match readers
+                .run_db(move |db| Ok(crate::store::engine::queues::newest(db, queue)?))
+                .await
+            {
+                Ok(newest) => p.follower.observe(newest),
+                Err(e) => tracing::warn!("cannot read the {queue} queue's end: {e}"),
+            }
+        }
         let target = p.follower.queued();
         let caught_up =
             || p.rebuilding.load(Ordering::Acquire) || p.applied.load(Ordering::Acquire) >= target;

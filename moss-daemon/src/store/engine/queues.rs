@@ -1,0 +1,147 @@
+//! The text-change queues on PostgreSQL, kept for the embedders of every daemon on the database.
+//!
+//! The families' triggers append the row of every text change to its source's queue
+//! (`*_fts_queue`) on both engines. On SQLite one daemon follows them, and its writer trims what
+//! its followers have applied. On PostgreSQL the full-text index needs no queue (it is kept in
+//! the writing transaction), but each daemon running semantic search keeps its own vectors
+//! (in a file of its home) and follows the queues to keep them in step: several followers the
+//! writers do not know, which may be stopped for a while. So the queues keep their newest
+//! [`KEEP`] entries, and each trim is recorded (`moss_queue_trims`): a follower whose watermark
+//! is below a source's trimmed mark has missed changes, and rebuilds that source's vectors from
+//! the table. Queue numbers are identities taken under the store's write lock, so they commit
+//! in their order whichever daemon wrote them: a follower reading past its watermark misses
+//! nothing.
+//!
+//! The database also gets an identity of its own (`moss_store`), made once: a daemon's vector
+//! file is named by it, so that a database replaced under the same URL gets a new file.
+
+use super::postgres::PgConn;
+use super::{Db, DbError, Param};
+
+/// Entries each queue keeps: an embedder more than this many text changes of a source behind
+/// (a daemon stopped meanwhile) rebuilds that source. About 40 bytes each, with the index.
+pub const KEEP: i64 = 100_000;
+
+/// The writer trims the queues once every this many batches (most trims then delete a few
+/// hundred entries, in the batch's transaction).
+pub const TRIM_EVERY: u64 = 64;
+
+/// Creates the bookkeeping tables when missing (under the migration lock, after the
+/// migrations), and gives the database its identity.
+pub fn ensure_tables(db: Db<'_>) -> Result<(), DbError> {
+    db.batch(
+        "CREATE TABLE IF NOT EXISTS moss_queue_trims (
+           source     TEXT PRIMARY KEY,
+           trimmed_to BIGINT NOT NULL
+         );
+         CREATE TABLE IF NOT EXISTS moss_store (
+           id       BIGINT PRIMARY KEY CHECK (id = 1),
+           identity TEXT NOT NULL
+         );
+         INSERT INTO moss_store(id, identity)
+           VALUES (1, md5(random()::text || clock_timestamp()::text || pg_backend_pid()::text))
+           ON CONFLICT (id) DO NOTHING;",
+    )
+}
+
+/// The database's identity (see the module's documentation).
+pub fn identity(db: Db<'_>) -> Result<String, DbError> {
+    db.query_one("SELECT identity FROM moss_store WHERE id = 1", &[], |r| {
+        r.get(0)
+    })
+}
+
+/// The statement that trims `queue` to its newest entries, recording the trim under a source's
+/// name (bind how many to keep, and the name).
+pub fn trim_statement(queue: &str) -> String {
+    format!(
+        "WITH gone AS (
+           DELETE FROM {queue} WHERE seq <= (SELECT max(seq) FROM {queue}) - ?1 RETURNING seq
+         )
+         INSERT INTO moss_queue_trims(source, trimmed_to)
+           SELECT ?2, max(seq) FROM gone HAVING count(*) > 0
+         ON CONFLICT (source) DO UPDATE
+           SET trimmed_to = GREATEST(moss_queue_trims.trimmed_to, EXCLUDED.trimmed_to)"
+    )
+}
+
+/// Trims one queue to its newest `keep` entries (see [`trim_statement`]), in the caller's
+/// transaction.
+pub fn trim(conn: &PgConn, statement: &str, source: &str, keep: i64) -> Result<u64, DbError> {
+    conn.execute(statement, &[Param::Int(keep), Param::from(source)])
+}
+
+/// The mark up to which `source`'s queue was trimmed: a follower whose watermark is below it has
+/// missed changes.
+pub fn trimmed(db: Db<'_>, source: &str) -> Result<i64, DbError> {
+    Ok(db
+        .query_opt(
+            "SELECT trimmed_to FROM moss_queue_trims WHERE source = ?1",
+            &[Param::from(source)],
+            |r| r.get(0),
+        )?
+        .unwrap_or(0))
+}
+
+/// The newest committed entry of `queue`.
+pub fn newest(db: Db<'_>, queue: &str) -> Result<i64, DbError> {
+    db.query_one(
+        &format!("SELECT coalesce(max(seq), 0) FROM {queue}"),
+        &[],
+        |r| r.get(0),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::engine::postgres::testing::Scratch;
+
+    fn count(db: Db<'_>, sql: &str) -> i64 {
+        db.query_one(sql, &[], |r| r.get(0)).unwrap()
+    }
+
+    /// A trim keeps the newest entries and records the highest it deleted; the mark only goes
+    /// up; the identity is made once.
+    #[test]
+    fn a_trim_keeps_the_newest_entries_and_records_its_mark() {
+        let Some(scratch) = Scratch::new() else {
+            return;
+        };
+        let conn = scratch.connect();
+        let db = Db::Postgres(&conn);
+        ensure_tables(db).unwrap();
+        let first = identity(db).unwrap();
+        ensure_tables(db).unwrap();
+        assert_eq!(identity(db).unwrap(), first, "made once");
+        assert_eq!(first.len(), 32);
+        db.batch(
+            "CREATE TABLE notes_fts_queue (
+               seq BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, doc BIGINT NOT NULL);
+             INSERT INTO notes_fts_queue(doc) SELECT g FROM generate_series(1, 10) g;",
+        )
+        .unwrap();
+        let trim_sql = trim_statement("notes_fts_queue");
+        assert_eq!(trimmed(db, "notes").unwrap(), 0, "never trimmed");
+        assert_eq!(trim(&conn, &trim_sql, "notes", 3).unwrap(), 1);
+        assert_eq!(
+            count(db, "SELECT min(seq) FROM notes_fts_queue"),
+            8,
+            "the newest three stay"
+        );
+        assert_eq!(trimmed(db, "notes").unwrap(), 7);
+        assert_eq!(newest(db, "notes_fts_queue").unwrap(), 10);
+        // Nothing more to trim: the mark stays.
+        trim(&conn, &trim_sql, "notes", 3).unwrap();
+        assert_eq!(trimmed(db, "notes").unwrap(), 7);
+        // Keeping more than there are deletes nothing and lowers nothing.
+        trim(&conn, &trim_sql, "notes", 50).unwrap();
+        assert_eq!(trimmed(db, "notes").unwrap(), 7);
+        db.batch("INSERT INTO notes_fts_queue(doc) VALUES (11), (12)")
+            .unwrap();
+        trim(&conn, &trim_sql, "notes", 3).unwrap();
+        assert_eq!(trimmed(db, "notes").unwrap(), 9);
+        assert_eq!(count(db, "SELECT count(*) FROM notes_fts_queue"), 3);
+        assert_eq!(trimmed(db, "other").unwrap(), 0, "marks are per source");
+    }
+}
