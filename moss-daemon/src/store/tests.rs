@@ -557,6 +557,45 @@ mod postgres_engine {
         }
     }
 
+    /// A read connection the server dropped while it sat in the pool is found broken and
+    /// replaced before a read takes it (a connection idle past `VALIDATE_AFTER_IDLE` is tested
+    /// first), so a server restart costs no read.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_read_connection_the_server_dropped_is_replaced_before_a_read_takes_it() {
+        let Some(scratch) = Scratch::new() else {
+            return;
+        };
+        let name = format!("moss-test-{}", ulid::Ulid::generate());
+        let mut config = scratch.config.clone();
+        config.application_name(&name);
+        let pool =
+            tokio::task::spawn_blocking(move || ReadPool::open_postgres(&config, 1, 1, None))
+                .await
+                .unwrap()
+                .unwrap();
+        let one =
+            || pool.run_db(|db| Ok(db.query_one("SELECT 1::bigint", &[], |r| r.get::<i64>(0))?));
+        assert_eq!(one().await.unwrap(), 1);
+        let admin = scratch.config.clone();
+        let killed: i64 = tokio::task::spawn_blocking(move || {
+            let conn = engine::postgres::PgConn::connect(&admin).unwrap();
+            engine::Db::Postgres(&conn)
+                .query_one(
+                    "SELECT count(pg_terminate_backend(pid))::bigint FROM pg_stat_activity
+                     WHERE application_name = ?1",
+                    crate::db_params![name.as_str()],
+                    |r| r.get(0),
+                )
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        assert_eq!(killed, 1, "the pool's one connection");
+        tokio::time::sleep(engine::postgres::VALIDATE_AFTER_IDLE + Duration::from_millis(200))
+            .await;
+        assert_eq!(one().await.unwrap(), 1, "read on a new connection");
+    }
+
     #[test]
     fn a_bad_url_is_refused_with_how_to_write_it() {
         let e = Store::open_postgres("postgres://u@h:port/db", None, &options(), Path::new("."))
