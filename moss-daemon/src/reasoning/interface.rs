@@ -126,13 +126,7 @@ pub fn search_hits(
             kind,
             title,
             snippet: render_snippet(raw.as_deref().unwrap_or(""), SNIPPET_CHARS),
-            open: (
-                "branchmind_show",
-                serde_json::json!({
-                    "workspace": workspace, "branch": branch, "doc": doc,
-                    "cursor": seq + 1, "limit": 1,
-                }),
-            ),
+            open: ("branchmind_show", show_at(&workspace, &branch, &doc, seq)),
             workspace,
             explain: None,
         })
@@ -243,6 +237,14 @@ static NEAR_PG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     )
 });
 
+/// The arguments of `branchmind_show` that open entry `seq` (of `doc` on `branch`) alone: how
+/// every hit and context item of the family is opened.
+fn show_at(workspace: &str, branch: &str, doc: &str, seq: i64) -> serde_json::Value {
+    serde_json::json!({
+        "workspace": workspace, "branch": branch, "doc": doc, "cursor": seq + 1, "limit": 1,
+    })
+}
+
 /// A reasoning entry as a context item, opened by `branchmind_show` at its sequence.
 #[allow(clippy::too_many_arguments)]
 fn entry_item(
@@ -271,9 +273,7 @@ fn entry_item(
         updated_at: crate::time::rfc3339_ms(at),
         open: moss_client::moss::Open {
             tool: "branchmind_show".into(),
-            arguments: serde_json::json!({
-                "workspace": ws, "branch": branch, "doc": doc, "cursor": seq + 1, "limit": 1,
-            }),
+            arguments: show_at(ws, branch, doc, seq),
         },
     }
 }
@@ -314,13 +314,7 @@ pub fn near_hits(
                     &crate::store::semantic::passage(&content, n.chunk),
                     SNIPPET_CHARS,
                 ),
-                open: (
-                    "branchmind_show",
-                    serde_json::json!({
-                        "workspace": workspace, "branch": branch, "doc": doc,
-                        "cursor": seq + 1, "limit": 1,
-                    }),
-                ),
+                open: ("branchmind_show", show_at(&workspace, &branch, &doc, seq)),
                 workspace,
                 explain: None,
             })
