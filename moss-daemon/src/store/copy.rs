@@ -101,13 +101,24 @@ pub fn copy_store(from: Db<'_>, to: Db<'_>) -> Result<Report> {
         let seq = sequence(from)?;
         set_sequence(to, seq)?;
         resume_triggers(to, &target, triggers)?;
-        for Copied { table: name, .. } in &copied {
-            if to.engine() == Engine::Postgres && target[name].rowid {
-                // The identity behind `rowid` continues after the copied ids.
+        if to.engine() == Engine::Postgres {
+            // Every identity (`rowid`, and the columns standing for SQLite's rowid aliases:
+            // `rid`, `seq`, `doc`) continues after the copied numbers, or the next insert would
+            // be handed one of them.
+            let identities: Vec<(String, String)> = to.query_map(
+                "SELECT table_name::text, column_name::text FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND is_identity = 'YES'",
+                &[],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            for (table, column) in identities {
+                if !copied.iter().any(|c| c.table == table) {
+                    continue;
+                }
                 to.query_one(
                     &format!(
-                        "SELECT setval(pg_get_serial_sequence('{name}', 'rowid'), \
-                         greatest((SELECT max(rowid) FROM {name}), 1))::text"
+                        "SELECT setval(pg_get_serial_sequence('{table}', '{column}'), \
+                         greatest((SELECT max({column}) FROM {table}), 1))::text"
                     ),
                     &[],
                     |_| Ok(()),

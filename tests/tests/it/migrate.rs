@@ -98,5 +98,57 @@ async fn a_store_of_every_family_goes_to_postgres_and_back_to_sqlite_unchanged()
     let home = b.stop_keeping_home().await;
     let c = TestDaemon::start_in(home, Some(json!({"database": format!("sqlite:{path}")}))).await;
     assert_eq!(everything(&c, "c").await, original);
+    // Each copy takes new writes of every family: the numbers the tables hand out (their
+    // identities on PostgreSQL, their rowids on SQLite) continue after the copied rows.
+    let d = TestDaemon::start_with_config(Some(json!({"database": schema}))).await;
+    for e in [&c, &d] {
+        write_each_family(e).await;
+    }
     c.stop().await;
+    d.stop().await;
+}
+
+/// One new write of each family, each read back.
+async fn write_each_family(d: &TestDaemon) {
+    let id = crate::util::store(
+        d,
+        json!({"workspace": "b", "name": "after", "capsule_text": moss_tests::capsule_text("after")}),
+    )
+    .await;
+    ok(d, "GET", &format!("/capsules/{id}"), Value::Null).await;
+    let note = ok(
+        d,
+        "POST",
+        "/reasoning/notes/commit",
+        json!({"workspace": "b", "branch": "main", "doc": "notes", "content": "after the move"}),
+    )
+    .await;
+    assert!(note["entry"]["seq"].as_i64().is_some(), "{note}");
+    ok(
+        d,
+        "POST",
+        "/tasks/create",
+        json!({"workspace": "b", "title": "After", "parent": "PLAN-001"}),
+    )
+    .await;
+    let m = ok(
+        d,
+        "POST",
+        "/memories",
+        json!({"workspace": "b", "content": "written after the move"}),
+    )
+    .await;
+    assert!(m["memory"]["id"].is_string(), "{m}");
+    let recalled = ok(
+        d,
+        "POST",
+        "/memories/recall",
+        json!({"workspace": "b", "query": "move"}),
+    )
+    .await;
+    assert_eq!(
+        recalled["items"].as_array().map(Vec::len),
+        Some(1),
+        "{recalled}"
+    );
 }
