@@ -296,33 +296,56 @@ impl Matches {
     }
 }
 
-/// The statement [`load_candidate`] reads a memory's row with.
-fn load_statement() -> String {
-    format!(
-        "SELECT m.seq, m.context_count, m.session, {MEMORY_COLUMNS} FROM memories m WHERE m.rid = ?1"
-    )
+/// Memories read per statement while loading candidates: the statement has this many
+/// placeholders (a short list repeats its first id), so its text is one and it stays prepared.
+const LOAD_CHUNK: usize = 64;
+
+/// A memory's row as read for a candidate: its sequence, context count, session and memory.
+type Row = (i64, i64, String, Memory);
+
+/// The rows of memories `rids`, by row id, [`LOAD_CHUNK`] a statement: a PostgreSQL server is a
+/// round trip away, and a recall may read hundreds of candidates.
+fn load_rows(db: Db<'_>, rids: &[i64]) -> Result<HashMap<i64, Row>> {
+    static LOAD: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let marks: Vec<String> = (1..=LOAD_CHUNK).map(|i| format!("?{i}")).collect();
+        format!(
+            "SELECT m.rid, m.seq, m.context_count, m.session, {MEMORY_COLUMNS}
+             FROM memories m WHERE m.rid IN ({})",
+            marks.join(", ")
+        )
+    });
+    let mut out = HashMap::with_capacity(rids.len());
+    for chunk in rids.chunks(LOAD_CHUNK) {
+        let params: Vec<crate::store::engine::Param<'_>> = (0..LOAD_CHUNK)
+            .map(|i| crate::store::engine::Param::Int(*chunk.get(i).unwrap_or(&chunk[0])))
+            .collect();
+        for (rid, row) in db.query_map(&LOAD, &params, |r| {
+            Ok((
+                r.get::<i64>(0)?,
+                (
+                    r.get::<i64>(1)?,
+                    r.get::<i64>(2)?,
+                    r.get::<String>(3)?,
+                    memory_from_row_at(r, 4)?,
+                ),
+            ))
+        })? {
+            out.insert(rid, row);
+        }
+    }
+    Ok(out)
 }
 
-/// A memory's row as a candidate (read with `load`, the [`load_statement`]), `None` when it is
-/// gone or not the query's to see (another session's, another slot's); `coverage` still to
-/// measure.
+/// A memory's row (from [`load_rows`]) as a candidate, `None` when it is gone or not the
+/// query's to see (another session's, another slot's); `coverage` still to measure.
 fn load_candidate(
-    db: Db<'_>,
-    load: &str,
+    row: Option<Row>,
     q: &Query,
     rid: i64,
     bm25: Option<f64>,
     context_match: ContextMatch,
 ) -> Result<Option<Candidate>> {
-    let Some((seq, context_count, sess, memory)) = db.query_opt(load, db_params![rid], |r| {
-        Ok((
-            r.get::<i64>(0)?,
-            r.get::<i64>(1)?,
-            r.get::<String>(2)?,
-            memory_from_row_at(r, 3)?,
-        ))
-    })?
-    else {
+    let Some((seq, context_count, sess, memory)) = row else {
         return Ok(None);
     };
     if (!sess.is_empty() && sess != q.session) || (q.slot.is_some() && memory.slot != q.slot) {
@@ -528,10 +551,11 @@ pub fn word_matches(db: Db<'_>, q: &Query) -> Result<WordMatches> {
     };
     let span_matches = statements.span_matches.as_str();
     let mut matched_in_span: HashMap<String, HashSet<i64>> = HashMap::new();
-    let load = load_statement();
+    let rids: Vec<i64> = found.0.keys().copied().collect();
+    let mut rows = load_rows(db, &rids)?;
     let mut out = Vec::with_capacity(found.0.len());
     for (rid, (bm25, context_match)) in found.0 {
-        let Some(mut c) = load_candidate(db, &load, q, rid, bm25, context_match)? else {
+        let Some(mut c) = load_candidate(rows.remove(&rid), q, rid, bm25, context_match)? else {
             continue;
         };
         let (rid, memory, mut bm25) = (c.rid, &c.memory, c.bm25);
@@ -577,10 +601,18 @@ pub fn candidates_from(
     WordMatches(mut out): WordMatches,
 ) -> Result<Vec<Candidate>> {
     if q.context.is_none() {
-        let load = load_statement();
         let read: HashSet<i64> = out.iter().map(|c| c.rid).collect();
+        let near: Vec<i64> = q
+            .semantic
+            .iter()
+            .map(|n| n.doc)
+            .filter(|d| !read.contains(d))
+            .collect();
+        let mut rows = load_rows(db, &near)?;
         for n in q.semantic.iter().filter(|n| !read.contains(&n.doc)) {
-            if let Some(mut c) = load_candidate(db, &load, q, n.doc, None, ContextMatch::None)? {
+            if let Some(mut c) =
+                load_candidate(rows.remove(&n.doc), q, n.doc, None, ContextMatch::None)?
+            {
                 c.coverage = coverage(&c.memory, &q.phrase_contexts, None)?;
                 out.push(c);
             }
