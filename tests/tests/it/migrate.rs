@@ -87,6 +87,23 @@ async fn a_store_of_every_family_goes_to_postgres_and_back_to_sqlite_unchanged()
     let to_pg = ok(&a, "POST", "/migrate", json!({"to": schema})).await;
     assert!(to_pg["rows"].as_i64().unwrap() > 0, "{to_pg}");
     a.stop().await;
+    // Its tables have statistics already (ANALYZE after the copy): PostgreSQL counts rows it
+    // has not analyzed as -1.
+    let url = schema.clone();
+    let reltuples: f64 = tokio::task::spawn_blocking(move || {
+        use moss_daemon::store::engine::{Db, postgres};
+        let conn = postgres::PgConn::connect(&postgres::config(&url).unwrap()).unwrap();
+        Db::Postgres(&conn)
+            .query_one(
+                "SELECT reltuples::float8 FROM pg_class WHERE oid = 'capsules'::regclass",
+                &[],
+                |r| r.get(0),
+            )
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(reltuples >= 1.0, "capsules analyzed: {reltuples}");
     let b = TestDaemon::start_with_config(Some(json!({"database": schema}))).await;
     assert_eq!(everything(&b, "b").await, original);
 
