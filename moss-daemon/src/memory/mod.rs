@@ -1,7 +1,8 @@
 //! The associative memory (family `memory`): knowledge attached to contexts, recalled by one
 //! ranked query.
 //!
-//! - [`rank`]: query parsing, candidate matching (full-text and contexts) and the score.
+//! - [`rank`]: query parsing, candidate matching (full-text and contexts) and the score;
+//!   `full_text`: the full-text statements it runs, on each engine.
 //! - [`render`]: templates assembled from slots, recalls and variables.
 //!
 //! A memory belongs to a workspace (`global` is seen by every recall unless the caller opts out)
@@ -13,6 +14,7 @@
 
 pub mod family;
 mod forget;
+mod full_text;
 pub mod interface;
 pub mod lua;
 pub mod migrations;

@@ -43,7 +43,6 @@ use moss_client::memory::{
 use super::{GLOBAL, MEMORY_COLUMNS, memory_from_row_at, norm_context, session, slot, workspace};
 use crate::db_params;
 use crate::error::{Error, Result};
-use crate::store::engine::search::{matches, rank};
 use crate::store::engine::{Db, Engine};
 
 /// Least relevance a recalled memory needs.
@@ -363,71 +362,6 @@ fn load_candidate(
     }))
 }
 
-/// The full-text expression of a query's terms: any of them.
-fn terms_expression(q: &Query) -> String {
-    q.terms
-        .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "")))
-        .collect::<Vec<_>>()
-        .join(" OR ")
-}
-
-/// The full-text statements of a recall, the query's expression bound as `?1`.
-struct FullText {
-    /// The best `?4` matches in workspaces `?2`, `?3` among their newest `?5` + 1, with their
-    /// BM25 rank.
-    ranked: String,
-    /// The BM25 rank of memory `?2`, when it matches.
-    rank_of: String,
-    /// Whether memory `?2` matches.
-    row_matches: String,
-    /// The matching memories whose row ids are in `?2..=?3`.
-    span_matches: String,
-}
-
-static FULL_TEXT_SQLITE: std::sync::LazyLock<FullText> = std::sync::LazyLock::new(|| FullText {
-    ranked: "SELECT m.rid, bm25(memories_fts, 1.0, 2.0, 1.0) AS rank
-             FROM fts.memories_fts AS f CROSS JOIN memories AS m ON m.rid = f.rowid
-             WHERE f.memories_fts MATCH ?1 AND m.workspace IN (?2, ?3)
-               AND f.rowid >= coalesce((
-                 SELECT nf.rowid FROM fts.memories_fts AS nf
-                 CROSS JOIN memories AS nm ON nm.rid = nf.rowid
-                 WHERE nf.memories_fts MATCH ?1 AND nm.workspace IN (?2, ?3)
-                 ORDER BY nf.rowid DESC LIMIT 1 OFFSET ?5), 0)
-             ORDER BY rank LIMIT ?4"
-        .into(),
-    rank_of: "SELECT bm25(memories_fts, 1.0, 2.0, 1.0) FROM fts.memories_fts AS f
-             WHERE f.memories_fts MATCH ?1 AND f.rowid = ?2"
-        .into(),
-    row_matches:
-        "SELECT 1 FROM fts.memories_fts AS f WHERE f.memories_fts MATCH ?1 AND f.rowid = ?2".into(),
-    span_matches: "SELECT f.rowid FROM fts.memories_fts AS f
-         WHERE f.memories_fts MATCH ?1 AND f.rowid BETWEEN ?2 AND ?3"
-        .into(),
-});
-
-/// The same on PostgreSQL, against the words `memories` carries.
-static FULL_TEXT_PG: std::sync::LazyLock<FullText> = std::sync::LazyLock::new(|| {
-    let rank = rank("m", 1, &[1.0, 2.0, 1.0]);
-    let (m, nm) = (matches("m", 1), matches("nm", 1));
-    FullText {
-        ranked: format!(
-            "SELECT m.rid, {rank} AS rank FROM memories AS m
-             WHERE {m} AND m.workspace IN (?2, ?3)
-               AND m.rid >= coalesce((
-                 SELECT nm.rid FROM memories AS nm
-                 WHERE {nm} AND nm.workspace IN (?2, ?3)
-                 ORDER BY nm.rid DESC LIMIT 1 OFFSET ?5), 0)
-             ORDER BY rank LIMIT ?4"
-        ),
-        rank_of: format!("SELECT {rank} FROM memories AS m WHERE {m} AND m.rid = ?2"),
-        row_matches: format!("SELECT 1 FROM memories AS m WHERE {m} AND m.rid = ?2"),
-        span_matches: format!(
-            "SELECT m.rid FROM memories AS m WHERE {m} AND m.rid BETWEEN ?2 AND ?3"
-        ),
-    }
-});
-
 /// The memories a query's words match: by context (the query's context, else each of its
 /// words) and by full text.
 pub fn word_matches(db: Db<'_>, q: &Query) -> Result<WordMatches> {
@@ -493,12 +427,9 @@ pub fn word_matches(db: Db<'_>, q: &Query) -> Result<WordMatches> {
     }
     // Full text over the workspaces (narrowed to a context, only the context's memories are
     // ranked by it: see `ranks_within`).
-    let expr = terms_expression(q);
+    let expr = super::full_text::terms_expression(&q.terms);
     let bound = |e: &str| crate::search_text::engine_query(db.engine(), e);
-    let statements = match db.engine() {
-        Engine::Sqlite => &*FULL_TEXT_SQLITE,
-        Engine::Postgres => &*FULL_TEXT_PG,
-    };
+    let statements = super::full_text::statements(db.engine());
     if q.context.is_none() && !q.terms.is_empty() {
         let newest = crate::search_text::RANKED_MATCHES;
         let rows = db
