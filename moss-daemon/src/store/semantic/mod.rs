@@ -193,21 +193,6 @@ impl Semantic {
         Ok((semantic, thread, wake))
     }
 
-    /// Semantic search switched off: a search asked for by meaning says no model is configured.
-    pub fn off(sources: &'static [&'static EmbedSource]) -> Semantic {
-        let followers = sources.iter().map(|_| QueueFollower::detached()).collect();
-        Semantic::begin(
-            followers,
-            Arc::default(),
-            indexer::Origin::Sqlite(PathBuf::new()),
-            None,
-            None,
-            sources,
-        )
-        .expect("semantic search without a model starts no thread")
-        .0
-    }
-
     fn begin(
         followers: Vec<QueueFollower>,
         wake: Arc<FollowerWake>,
